@@ -1,0 +1,60 @@
+"""Fleet Sizer: how many GPUs to serve this model, and what it will cost."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from alembic.config import Config as AlembicConfig
+from alembic.script import ScriptDirectory
+from flask import Flask
+
+from app.catalog.db import make_engine, make_sessionmaker
+from app.config import Config
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+ALEMBIC_INI = REPO_ROOT / "alembic.ini"
+
+
+def schema_head() -> str | None:
+    """The newest migration, read once at start-up so /readyz can compare against it."""
+    config = AlembicConfig(str(ALEMBIC_INI))
+    config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
+    """Build the app: engine and sessions, error handlers first, then the blueprints.
+    Nothing slow happens per request."""
+    if config is None:
+        config = Config.from_env()
+    elif isinstance(config, dict):
+        base = Config.from_env()
+        config = Config(**{**base.__dict__, **config})
+    app = Flask(__name__, instance_path=str(REPO_ROOT / "instance"))
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
+    logging.basicConfig(level=config.log_level)
+
+    engine = make_engine(config.database_url)
+    app.extensions["fleet_sizer"] = {
+        "config": config,
+        "engine": engine,
+        "sessionmaker": make_sessionmaker(engine),
+        "schema_head": schema_head(),
+    }
+
+    from app.api import catalog, errors, ops, planning
+    from app.api.lookup import close_session
+
+    errors.init_app(app)
+    app.teardown_appcontext(close_session)
+    app.register_blueprint(ops.bp)
+    app.register_blueprint(planning.bp)
+    app.register_blueprint(catalog.bp)
+
+    from app import cli
+
+    cli.init_app(app)
+    return app

@@ -1,0 +1,94 @@
+"""JSON or CSV, by `?format=` or the Accept header.
+
+CSV is for spreadsheets (Google Sheets IMPORTDATA, Excel Power Query): UTF-8, a header row,
+a stable column order, `.` decimals, no thousands separators; nested objects become
+`parent_child` columns and lists become one cell.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from flask import Response, current_app, json, request
+
+from .errors import ApiError
+
+JSON = "application/json"
+CSV = "text/csv"
+FORMATS = {"json": JSON, "csv": CSV}
+
+
+def wants() -> str:
+    """The representation asked for: `?format=` wins over Accept; JSON by default."""
+    asked = request.args.get("format")
+    if asked is not None:
+        if asked.lower() not in FORMATS:
+            raise ApiError(422, "format must be json or csv", {"format": ["must be one of: json, csv"]})
+        return FORMATS[asked.lower()]
+    best = request.accept_mimetypes.best_match([JSON, CSV], default=JSON)
+    return best or JSON
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ""
+        # repr gives the shortest round-tripping form, never a thousands separator.
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return " | ".join(_cell(v) for v in value)
+    return str(value)
+
+
+def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, f"{name}_"))
+        else:
+            flat[name] = value
+    return flat
+
+
+def csv_text(rows: Iterable[Mapping[str, Any]], columns: list[str] | None = None) -> str:
+    flat_rows = [flatten(r) for r in rows]
+    if columns is None:
+        columns = []
+        for row in flat_rows:
+            columns.extend(k for k in row if k not in columns)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(columns)
+    for row in flat_rows:
+        writer.writerow([_cell(row.get(c)) for c in columns])
+    return out.getvalue()
+
+
+def respond(body: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] | None = None, status: int = 200) -> Response:
+    """`body` as JSON, or as CSV: `rows` (a list or sweep, one row each) when given, else
+    the body's scalar fields as one row."""
+    if wants() == CSV:
+        if rows is None:
+            rows = [{k: v for k, v in body.items() if not isinstance(v, list) or k in ("warnings",) or _scalars(v)}]
+        response = current_app.response_class(csv_text(rows), status=status, mimetype=CSV)
+        response.headers["Content-Type"] = "text/csv; charset=utf-8"
+        return response
+    return current_app.response_class(json.dumps(body), status=status, mimetype=JSON)
+
+
+def _scalars(values: list[Any]) -> bool:
+    return all(not isinstance(v, (Mapping, list)) for v in values)
+
+
+def vary_on_accept(response: Response) -> Response:
+    response.vary.add("Accept")
+    return response

@@ -1,0 +1,347 @@
+"""Request schemas for the planning endpoints: parse, validate ranges, apply defaults.
+
+Every number has a range, so that no request can ask for work that keeps a worker busy,
+and so that a bad value is named with what would be accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
+
+from app.sizing.plan import AVERAGE, FULL, PlanInputs
+from app.sizing.precision import ALIASES, PRECISIONS
+from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA, GpuSpec, MigProfile, ModelSpec
+
+PRECISION_NAMES = tuple(PRECISIONS)
+MAX_SWEEP = 256
+MAX_PROMPT_TOKENS = 10_000_000
+MAX_OUTPUT_TOKENS = 1_000_000
+MAX_CONCURRENCY = 1_000_000
+MAX_PARAMS = 10**14
+
+
+def _precision_validator(*extra: str) -> validate.Validator:
+    allowed = PRECISION_NAMES + extra
+
+    class _Precision(validate.Validator):
+        error = "must be one of: " + ", ".join(allowed)
+
+        def __call__(self, value: str) -> str:
+            key = value.strip().lower()
+            if key not in allowed and key not in ALIASES:
+                raise ValidationError(self.error)
+            return value
+
+    return _Precision()
+
+
+def positive(maximum: float) -> validate.Range:
+    return validate.Range(min=0, max=maximum, min_inclusive=False)
+
+
+def count(minimum: int, maximum: int) -> validate.Range:
+    return validate.Range(min=minimum, max=maximum)
+
+
+class InlineModelSchema(Schema):
+    """A model given inline: the catalog's model fields (catalog-only ones are accepted so a
+    GET /v1/models/{slug} answer can be pasted back, edited)."""
+
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(load_default="inline model", validate=validate.Length(min=1, max=200))
+    params_total = fields.Integer(required=True, validate=count(1, MAX_PARAMS))
+    params_active = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
+    layers = fields.Integer(required=True, validate=count(1, 10_000))
+    hidden_size = fields.Integer(required=True, validate=count(1, 1_000_000))
+    attention_heads = fields.Integer(required=True, validate=count(1, 100_000))
+    kv_heads = fields.Integer(required=True, validate=count(1, 100_000))
+    head_dim = fields.Integer(allow_none=True, validate=count(1, 100_000))
+    attention = fields.String(allow_none=True, validate=validate.OneOf(ATTENTION_KINDS))
+    kv_lora_rank = fields.Integer(allow_none=True, validate=count(1, 1_000_000))
+    qk_rope_head_dim = fields.Integer(allow_none=True, validate=count(0, 100_000))
+    sliding_window = fields.Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
+    sliding_window_layers = fields.Integer(allow_none=True, validate=count(0, 10_000))
+    experts = fields.Integer(allow_none=True, validate=count(1, 100_000))
+    experts_per_token = fields.Integer(allow_none=True, validate=count(1, 100_000))
+    expert_params = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
+    native_precision = fields.String(load_default="bf16", validate=_precision_validator())
+    max_context = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
+    # Catalog fields that planning does not use.
+    slug = fields.String(allow_none=True, validate=validate.Length(max=200))
+    family = fields.String(allow_none=True, validate=validate.Length(max=200))
+    hf_repo = fields.String(allow_none=True, validate=validate.Length(max=300))
+    vocab_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
+    intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
+    moe_intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
+    shared_experts = fields.Integer(allow_none=True, validate=count(0, 100_000))
+    tie_word_embeddings = fields.Boolean(allow_none=True)
+    license = fields.String(allow_none=True, validate=validate.Length(max=500))
+    source = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    version = fields.Integer(allow_none=True)
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        errors: dict[str, list[str]] = {}
+        attention = data.get("attention")
+        heads, kv_heads = data.get("attention_heads"), data.get("kv_heads")
+        if attention == MLA:
+            for name in ("kv_lora_rank", "qk_rope_head_dim"):
+                if data.get(name) is None:
+                    errors[name] = ["required when attention is mla"]
+        elif heads and kv_heads and heads % kv_heads:
+            errors["kv_heads"] = [f"must divide attention_heads ({heads})"]
+        if attention == MHA and heads and kv_heads and heads != kv_heads:
+            errors["attention"] = ["mha means kv_heads == attention_heads; use gqa"]
+        if data.get("hidden_size") and heads and data.get("head_dim") is None and data["hidden_size"] % heads:
+            errors["head_dim"] = ["required when hidden_size is not a multiple of attention_heads"]
+        experts, per_token, expert_params = (data.get(n) for n in ("experts", "experts_per_token", "expert_params"))
+        given = [v is not None for v in (experts, per_token, expert_params)]
+        if any(given) and not all(given):
+            errors["experts"] = ["experts, experts_per_token and expert_params go together"]
+        elif experts is not None and per_token is not None and expert_params is not None:
+            if per_token > experts:
+                errors["experts_per_token"] = [f"must be at most experts ({experts})"]
+            if expert_params >= data["params_total"]:
+                errors["expert_params"] = ["must be less than params_total"]
+        windowed = data.get("sliding_window_layers") or 0
+        if windowed > (data.get("layers") or windowed):
+            errors["sliding_window_layers"] = ["must be at most layers"]
+        if windowed and data.get("sliding_window") is None:
+            errors["sliding_window"] = ["required when sliding_window_layers > 0"]
+        if errors:
+            raise ValidationError(errors)
+
+    @post_load
+    def _spec(self, data: dict[str, Any], **_: Any) -> ModelSpec:
+        attention = data.get("attention") or (MHA if data["kv_heads"] == data["attention_heads"] else GQA)
+        windowed = data.get("sliding_window_layers")
+        if windowed is None:
+            # A window with no layer count given means every layer is windowed (Mistral 7B).
+            windowed = data["layers"] if data.get("sliding_window") else 0
+        return ModelSpec(
+            name=data["name"],
+            params_total=data["params_total"],
+            params_active=data.get("params_active"),
+            layers=data["layers"],
+            hidden_size=data["hidden_size"],
+            attention_heads=data["attention_heads"],
+            kv_heads=data["kv_heads"],
+            head_dim=data.get("head_dim") or data["hidden_size"] // data["attention_heads"],
+            attention=attention,
+            kv_lora_rank=data.get("kv_lora_rank"),
+            qk_rope_head_dim=data.get("qk_rope_head_dim"),
+            sliding_window=data.get("sliding_window"),
+            sliding_window_layers=windowed,
+            experts=data.get("experts"),
+            experts_per_token=data.get("experts_per_token"),
+            expert_params=data.get("expert_params"),
+            native_precision=data["native_precision"],
+            max_context=data.get("max_context"),
+        )
+
+
+class PeakSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    bf16 = fields.Float(allow_none=True, validate=positive(1e7))
+    fp16 = fields.Float(allow_none=True, validate=positive(1e7))
+    fp8 = fields.Float(allow_none=True, validate=positive(1e7))
+    int8 = fields.Float(allow_none=True, validate=positive(1e7))
+    fp4 = fields.Float(allow_none=True, validate=positive(1e7))
+
+
+class InterconnectSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    kind = fields.String(allow_none=True, validate=validate.Length(max=100))
+    bandwidth_gb_per_s = fields.Float(allow_none=True, validate=positive(1e6))
+    latency_us = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e6))
+
+
+class MigProfileSchema(Schema):
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    compute_slices = fields.Integer(required=True, validate=count(1, 7))
+    memory_slices = fields.Integer(required=True, validate=count(1, 8))
+    memory_gb = fields.Float(required=True, validate=positive(1e5))
+    max_instances = fields.Integer(required=True, validate=count(1, 7))
+
+    @post_load
+    def _spec(self, data: dict[str, Any], **_: Any) -> MigProfile:
+        return MigProfile(**data)
+
+
+class InlineGpuSchema(Schema):
+    """A GPU given inline: the catalog's GPU fields."""
+
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(load_default="inline GPU", validate=validate.Length(min=1, max=200))
+    memory_gb = fields.Float(required=True, validate=positive(1e5))
+    memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))
+    peak_tflops = fields.Nested(PeakSchema, load_default=dict)
+    native_precisions = fields.List(
+        fields.String(validate=validate.Length(max=32)), allow_none=True, validate=validate.Length(max=32)
+    )
+    interconnect = fields.Nested(InterconnectSchema, allow_none=True)
+    gpus_per_node = fields.Integer(load_default=8, validate=count(1, 1024))
+    hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
+    host_cpu_cores = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e4))
+    mig_profiles = fields.List(fields.Nested(MigProfileSchema), load_default=list, validate=validate.Length(max=64))
+    # Catalog fields that planning does not use.
+    slug = fields.String(allow_none=True, validate=validate.Length(max=200))
+    vendor = fields.String(allow_none=True, validate=validate.Length(max=100))
+    architecture = fields.String(allow_none=True, validate=validate.Length(max=100))
+    form_factor = fields.String(allow_none=True, validate=validate.Length(max=200))
+    price_date = fields.String(allow_none=True, validate=validate.Length(max=32))
+    source = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    confidence = fields.String(allow_none=True, validate=validate.Length(max=64))
+    notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    version = fields.Integer(allow_none=True)
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        memory_gb = data.get("memory_gb")
+        errors = {}
+        for index, profile in enumerate(data.get("mig_profiles") or []):
+            if memory_gb is not None and profile.memory_gb > memory_gb:
+                errors[f"mig_profiles.{index}.memory_gb"] = [f"must be at most the card's memory_gb ({memory_gb})"]
+        if errors:
+            raise ValidationError(errors)
+
+    @post_load
+    def _spec(self, data: dict[str, Any], **_: Any) -> GpuSpec:
+        link = data.get("interconnect") or {}
+        natives = data.get("native_precisions")
+        return GpuSpec(
+            name=data["name"],
+            memory_gb=data["memory_gb"],
+            memory_bandwidth_tb_per_s=data.get("memory_bandwidth_tb_per_s"),
+            peak_tflops=dict(data.get("peak_tflops") or {}),
+            native_precisions=None if natives is None else tuple(natives),
+            interconnect_kind=link.get("kind"),
+            interconnect_bandwidth_gb_per_s=link.get("bandwidth_gb_per_s"),
+            interconnect_latency_us=link.get("latency_us"),
+            gpus_per_node=data["gpus_per_node"],
+            hourly_price_usd=data.get("hourly_price_usd"),
+            host_cpu_cores=data.get("host_cpu_cores"),
+            mig_profiles=tuple(data.get("mig_profiles") or ()),
+        )
+
+
+class SlugOrInline(fields.Field[Any]):
+    """A catalog slug (str) or an inline object loaded with `schema`."""
+
+    def __init__(self, schema: type[Schema], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.inline_schema = schema
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            slug = value.strip()
+            if not slug or len(slug) > 200:
+                raise ValidationError("must be a catalog slug (1 to 200 characters) or an object")
+            return slug
+        if isinstance(value, dict):
+            return self.inline_schema().load(value)
+        raise ValidationError("must be a catalog slug or an object")
+
+
+def _precision_field(**kwargs: Any) -> fields.String:
+    return fields.String(validate=_precision_validator(*kwargs.pop("extra", ())), **kwargs)
+
+
+class FitSchema(Schema):
+    """Inputs of /v1/fit (API.md)."""
+
+    model = SlugOrInline(InlineModelSchema, required=True)
+    gpu = SlugOrInline(InlineGpuSchema, required=True)
+    mig_profile = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
+    tensor_parallel = fields.Integer(allow_none=True, validate=count(1, 1024))
+    weight_precision = _precision_field(allow_none=True, extra=("auto",))
+    kv_precision = _precision_field(load_default="bf16")
+    prompt_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
+    output_tokens = fields.Integer(load_default=512, validate=count(1, MAX_OUTPUT_TOKENS))
+    concurrency = fields.Integer(load_default=1, validate=count(1, MAX_CONCURRENCY))
+    gpu_memory_utilization = fields.Float(load_default=0.9, validate=positive(1))
+    reserved_gb = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=1e5))
+
+    def inputs(self, data: dict[str, Any]) -> PlanInputs:
+        known = {k: v for k, v in data.items() if k in PlanInputs.__dataclass_fields__ and v is not None}
+        if "sweep" in known:
+            known["sweep"] = tuple(known["sweep"])
+        return PlanInputs(**known)
+
+
+class ThroughputSchema(FitSchema):
+    """Inputs of /v1/throughput: /v1/fit's and the timing knobs."""
+
+    memory_efficiency = fields.Float(load_default=0.7, validate=positive(1))
+    compute_efficiency = fields.Float(load_default=0.5, validate=positive(1))
+    compute_precision = _precision_field(allow_none=True, extra=("native",))
+    include_communication = fields.Boolean(load_default=True)
+    price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
+    max_batched_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
+    kv_read_context = fields.String(load_default=AVERAGE, validate=validate.OneOf((AVERAGE, FULL)))
+    sweep = fields.List(
+        fields.Integer(validate=count(1, MAX_CONCURRENCY)),
+        load_default=list,
+        validate=validate.Length(max=MAX_SWEEP, error=f"at most {MAX_SWEEP} concurrencies"),
+    )
+
+
+class CostSchema(ThroughputSchema):
+    """Inputs of /v1/cost: a price (or a GPU with one) and tokens/s (or the throughput
+    fields to derive it from)."""
+
+    model = SlugOrInline(InlineModelSchema, allow_none=True)
+    gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
+    gpus = fields.Float(allow_none=True, validate=positive(1e6))
+    tokens_per_s = fields.Float(allow_none=True, validate=positive(1e12))
+    hours_per_month = fields.Float(load_default=730.0, validate=validate.Range(min=0, max=744))
+    utilization = fields.Float(load_default=1.0, validate=positive(1))
+
+    @validates_schema
+    def _priced(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("price_per_gpu_hour_usd") is None and data.get("gpu") is None:
+            raise ValidationError({"price_per_gpu_hour_usd": ["give price_per_gpu_hour_usd or a gpu with a price"]})
+        if data.get("tokens_per_s") is None and data.get("model") is not None and data.get("gpu") is None:
+            raise ValidationError({"gpu": ["needed to derive tokens_per_s from the model"]})
+
+
+def load(schema: Schema, payload: dict[str, Any], *, strict: bool) -> dict[str, Any]:
+    """Strict (POST JSON) rejects unknown fields so typos surface; query strings ignore them
+    so spreadsheet cache-busters work."""
+    loaded: dict[str, Any] = schema.load(payload, unknown=RAISE if strict else EXCLUDE)
+    return loaded
+
+
+class RooflineSchema(Schema):
+    """Inputs of /v1/roofline: one GEMM C[M,N] = A[M,K] x B[K,N] on a GPU or on given peaks."""
+
+    m = fields.Integer(required=True, validate=count(1, 10_000_000))
+    k = fields.Integer(required=True, validate=count(1, 10_000_000))
+    n = fields.Integer(required=True, validate=count(1, 10_000_000))
+    gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
+    peak_tflops = fields.Float(allow_none=True, validate=positive(1e7))
+    memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))
+    compute_precision = _precision_field(load_default="bf16")
+    activation_precision = _precision_field(load_default="bf16")
+    weight_precision = _precision_field(load_default="bf16")
+
+    @validates_schema
+    def _hardware(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("gpu") is None:
+            missing = [n for n in ("peak_tflops", "memory_bandwidth_tb_per_s") if data.get(n) is None]
+            if missing:
+                raise ValidationError({n: ["required when no gpu is given"] for n in missing})

@@ -1,0 +1,299 @@
+"""The catalog's tables: models, GPUs with their MIG profiles, and weight precisions.
+
+Columns follow catalog_seed/SCHEMA.md. Rows are data only: planning happens on the plain
+specs of `app.sizing.specs`, built by `app.catalog.convert`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    event,
+    func,
+    inspect,
+)
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    Session,
+    UOWTransaction,
+    attributes,
+    declared_attr,
+    mapped_column,
+    relationship,
+)
+
+# Stable constraint names, so later migrations can drop or alter them on every backend
+# (SQLite's batch mode needs names to find constraints again).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+SLUG_LENGTH = 100
+NAME_LENGTH = 200
+
+
+class Base(DeclarativeBase):
+    """Declarative base carrying the naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware timestamp that reads back as UTC on every backend.
+
+    SQLite stores `CURRENT_TIMESTAMP` as naive UTC text; PostgreSQL returns the session's
+    time zone. Both come back as aware UTC datetimes so the API never mixes the two.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+            if dialect.name == "sqlite":
+                value = value.replace(tzinfo=None)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+class Audited:
+    """Surrogate key, optimistic-locking version and timestamps shared by catalog rows.
+
+    `version` is SQLAlchemy's version_id_col: every UPDATE checks and increments it, so a
+    stale write fails with StaleDataError and the API can serve it as an ETag.
+    """
+
+    # sort_order: the key first and the bookkeeping last, whatever the subclass declares.
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=-1)
+    version: Mapped[int] = mapped_column(Integer, nullable=False, sort_order=1)
+    created_at: Mapped[datetime] = mapped_column(
+        UtcDateTime(), nullable=False, server_default=func.current_timestamp(), sort_order=1
+    )
+    updated_at: Mapped[datetime] = mapped_column(
+        UtcDateTime(),
+        nullable=False,
+        server_default=func.current_timestamp(),
+        onupdate=func.current_timestamp(),
+        sort_order=1,
+    )
+
+    @declared_attr.directive
+    def __mapper_args__(cls) -> dict[str, Any]:
+        return {"version_id_col": cls.__table__.c.version}  # type: ignore[attr-defined]
+
+
+class Model(Audited, Base):
+    """A transformer model's architecture, as published in its config.
+
+    The shape columns the KV-cache and FLOP formulas need are NOT NULL; descriptive facts,
+    the checkpoint dtype included, may be unknown.
+    """
+
+    __tablename__ = "models"
+    __table_args__ = (
+        CheckConstraint("attention IN ('mha', 'gqa', 'mla')", name="attention_values"),
+        CheckConstraint("params_total > 0", name="params_total_positive"),
+        CheckConstraint("layers > 0", name="layers_positive"),
+        CheckConstraint("hidden_size > 0", name="hidden_size_positive"),
+        CheckConstraint("attention_heads > 0", name="attention_heads_positive"),
+        CheckConstraint("kv_heads > 0", name="kv_heads_positive"),
+        CheckConstraint("head_dim > 0", name="head_dim_positive"),
+        CheckConstraint("sliding_window_layers >= 0", name="sliding_window_layers_nonneg"),
+    )
+
+    slug: Mapped[str] = mapped_column(String(SLUG_LENGTH), unique=True, index=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    family: Mapped[str | None] = mapped_column(String(SLUG_LENGTH))
+    hf_repo: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    # BigInteger: 405e9 parameters overflow a 32-bit INTEGER on PostgreSQL.
+    params_total: Mapped[int] = mapped_column(BigInteger)
+    params_active: Mapped[int | None] = mapped_column(BigInteger)
+    layers: Mapped[int] = mapped_column(Integer)
+    hidden_size: Mapped[int] = mapped_column(Integer)
+    attention_heads: Mapped[int] = mapped_column(Integer)
+    kv_heads: Mapped[int] = mapped_column(Integer)
+    head_dim: Mapped[int] = mapped_column(Integer)
+    attention: Mapped[str] = mapped_column(String(8))
+    kv_lora_rank: Mapped[int | None] = mapped_column(Integer)
+    qk_rope_head_dim: Mapped[int | None] = mapped_column(Integer)
+    sliding_window: Mapped[int | None] = mapped_column(Integer)
+    sliding_window_layers: Mapped[int] = mapped_column(Integer, default=0)
+    experts: Mapped[int | None] = mapped_column(Integer)
+    experts_per_token: Mapped[int | None] = mapped_column(Integer)
+    shared_experts: Mapped[int | None] = mapped_column(Integer)
+    expert_params: Mapped[int | None] = mapped_column(BigInteger)
+    vocab_size: Mapped[int | None] = mapped_column(Integer)
+    intermediate_size: Mapped[int | None] = mapped_column(Integer)
+    moe_intermediate_size: Mapped[int | None] = mapped_column(Integer)
+    tie_word_embeddings: Mapped[bool] = mapped_column(Boolean, default=False)
+    native_precision: Mapped[str | None] = mapped_column(String(16))
+    max_context: Mapped[int | None] = mapped_column(Integer)
+    license: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    source: Mapped[str] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+    def __repr__(self) -> str:
+        return f"<Model {self.slug}>"
+
+
+class Gpu(Audited, Base):
+    """An accelerator's datasheet figures; `None` means not known (SCHEMA.md: never guessed).
+
+    Even `memory_gb` may be unknown (a cloud-only variant without a datasheet): such a GPU
+    is listed, and planning on it refuses until an inline spec supplies the figure.
+    """
+
+    __tablename__ = "gpus"
+    __table_args__ = (
+        CheckConstraint("memory_gb > 0", name="memory_gb_positive"),
+        CheckConstraint("gpus_per_node > 0", name="gpus_per_node_positive"),
+        CheckConstraint(
+            "confidence IN ('primary', 'vendor-transcribed', 'secondary', 'derived')",
+            name="confidence_values",
+        ),
+    )
+
+    slug: Mapped[str] = mapped_column(String(SLUG_LENGTH), unique=True, index=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    vendor: Mapped[str] = mapped_column(String(32))
+    architecture: Mapped[str | None] = mapped_column(String(32))
+    form_factor: Mapped[str | None] = mapped_column(String(64))
+    memory_gb: Mapped[float | None] = mapped_column(Float)
+    memory_bandwidth_tb_per_s: Mapped[float | None] = mapped_column(Float)
+    # Dense (not 2:4 sparse) peaks, one column per precision; int8 is TOPS.
+    peak_tflops_bf16: Mapped[float | None] = mapped_column(Float)
+    peak_tflops_fp16: Mapped[float | None] = mapped_column(Float)
+    peak_tflops_fp8: Mapped[float | None] = mapped_column(Float)
+    peak_tflops_int8: Mapped[float | None] = mapped_column(Float)
+    peak_tflops_fp4: Mapped[float | None] = mapped_column(Float)
+    # none_as_null: an unknown list is SQL NULL, not the JSON literal `null`.
+    native_precisions: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
+    interconnect_kind: Mapped[str | None] = mapped_column(String(32))
+    interconnect_bandwidth_gb_per_s: Mapped[float | None] = mapped_column(Float)
+    interconnect_latency_us: Mapped[float | None] = mapped_column(Float)
+    gpus_per_node: Mapped[int] = mapped_column(Integer)
+    host_cpu_cores: Mapped[int | None] = mapped_column(Integer)
+    hourly_price_usd: Mapped[float | None] = mapped_column(Float)
+    price_date: Mapped[str | None] = mapped_column(String(7))
+    source: Mapped[str] = mapped_column(Text)
+    confidence: Mapped[str | None] = mapped_column(String(32))
+    notes: Mapped[str | None] = mapped_column(Text)
+
+    mig_profiles: Mapped[list[MigProfile]] = relationship(
+        back_populates="gpu",
+        order_by=lambda: (MigProfile.compute_slices, MigProfile.memory_gb, MigProfile.name),
+        cascade="all, delete-orphan",
+        # The database's ON DELETE CASCADE removes profiles that were never loaded.
+        passive_deletes=True,
+    )
+
+    def __repr__(self) -> str:
+        return f"<Gpu {self.slug}>"
+
+
+class MigProfile(Base):
+    """A MIG slice of one GPU; part of the GPU's document, so it has no version of its own."""
+
+    __tablename__ = "mig_profiles"
+    __table_args__ = (
+        UniqueConstraint("gpu_id", "name"),
+        CheckConstraint("compute_slices > 0", name="compute_slices_positive"),
+        CheckConstraint("memory_slices > 0", name="memory_slices_positive"),
+        CheckConstraint("memory_gb > 0", name="memory_gb_positive"),
+        CheckConstraint("max_instances > 0", name="max_instances_positive"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    gpu_id: Mapped[int] = mapped_column(ForeignKey("gpus.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(32))
+    compute_slices: Mapped[int] = mapped_column(Integer)
+    memory_slices: Mapped[int] = mapped_column(Integer)
+    memory_gb: Mapped[float] = mapped_column(Float)
+    max_instances: Mapped[int] = mapped_column(Integer)
+
+    gpu: Mapped[Gpu] = relationship(back_populates="mig_profiles")
+
+    def __repr__(self) -> str:
+        return f"<MigProfile {self.name}>"
+
+    def sort_key(self) -> tuple[int, float, str]:
+        """Smallest slice first: the order `Gpu.mig_profiles` loads in."""
+        return (self.compute_slices, self.memory_gb, self.name)
+
+
+class Precision(Audited, Base):
+    """A weight / KV-cache number format and its storage cost."""
+
+    __tablename__ = "precisions"
+    __table_args__ = (
+        CheckConstraint("bits > 0", name="bits_positive"),
+        CheckConstraint("bytes_per_param > 0", name="bytes_per_param_positive"),
+        CheckConstraint("kind IN ('float', 'int')", name="kind_values"),
+    )
+
+    name: Mapped[str] = mapped_column(String(16), unique=True, index=True)
+    bits: Mapped[int] = mapped_column(Integer)
+    bytes_per_param: Mapped[float] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(8))
+    block_scaled: Mapped[bool] = mapped_column(Boolean, default=False)
+    source: Mapped[str] = mapped_column(Text)
+
+    def __repr__(self) -> str:
+        return f"<Precision {self.name}>"
+
+
+@event.listens_for(Session, "before_flush")
+def _bump_gpu_version_when_profiles_change(
+    session: Session, _flush_context: UOWTransaction, _instances: object
+) -> None:
+    """A GPU's MIG profiles are part of its document, so changing them is a GPU update.
+
+    Left alone, SQLAlchemy bumps `gpus.version` only when a gpus column changes, and an ETag
+    would survive an edit of the profiles. Marking the GPU modified makes the flush issue
+    an UPDATE that checks and increments the version like any other edit.
+    """
+    with session.no_autoflush:
+        changed: set[Gpu] = {
+            gpu
+            for gpu in session.dirty
+            if isinstance(gpu, Gpu) and attributes.get_history(gpu, "mig_profiles").has_changes()
+        }
+        for obj in (*session.new, *session.dirty, *session.deleted):
+            if isinstance(obj, MigProfile) and obj.gpu is not None:
+                changed.add(obj.gpu)
+        for gpu in changed:
+            # A new GPU is inserted at version 1 anyway; a deleted one needs no bump.
+            if inspect(gpu).persistent and gpu not in session.deleted:
+                # Not `version` itself: the ORM must compute the new value from the old.
+                # flag_modified needs the value in memory, so refresh it if it was expired.
+                if "slug" not in gpu.__dict__:
+                    session.refresh(gpu, ["slug"])
+                attributes.flag_modified(gpu, "slug")

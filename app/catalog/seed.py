@@ -1,0 +1,346 @@
+"""Load catalog_seed/*.yaml (format: catalog_seed/SCHEMA.md) into an empty or partial catalog.
+
+Seeding only ever inserts: an entry whose slug (a precision: whose name) is already stored
+is left alone, so edits made through the API survive a restart and re-running is harmless.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml  # type: ignore[import-untyped]  # no stubs pinned; only safe_load is used
+from sqlalchemy import exists, select
+from sqlalchemy.orm import Session
+
+from app.catalog.models import Gpu, MigProfile, Model, Precision
+
+SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
+
+SEED_FILES = {"models": "models.yaml", "gpus": "gpus.yaml", "precisions": "precisions.yaml"}
+
+Entry = dict[str, Any]
+
+
+class SeedError(ValueError):
+    """The seed files are missing or malformed; `problems` lists every one found."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid catalog seed:\n  " + "\n  ".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    """What one YAML field may hold.
+
+    `kind` is str, int, number, bool, list or map. A required field must be present and
+    non-null; an optional one may be absent or null and then takes `default`.
+    """
+
+    kind: str
+    required: bool = False
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    positive: bool = False
+
+
+def _req(kind: str, *, positive: bool = False, choices: tuple[str, ...] | None = None) -> FieldRule:
+    return FieldRule(kind, required=True, positive=positive, choices=choices)
+
+
+def _opt(
+    kind: str,
+    default: Any = None,
+    *,
+    positive: bool = False,
+    choices: tuple[str, ...] | None = None,
+) -> FieldRule:
+    return FieldRule(kind, default=default, positive=positive, choices=choices)
+
+
+# Required = the NOT NULL columns: identity, provenance, and the shape figures the sizing
+# core cannot plan without. SCHEMA.md's "unknown facts are null, never guessed" applies to
+# everything else, even a GPU's memory or a checkpoint's dtype.
+MODEL_FIELDS: dict[str, FieldRule] = {
+    "slug": _req("str"),
+    "name": _req("str"),
+    "family": _opt("str"),
+    "hf_repo": _opt("str"),
+    "params_total": _req("int", positive=True),
+    "params_active": _opt("int", positive=True),
+    "layers": _req("int", positive=True),
+    "hidden_size": _req("int", positive=True),
+    "attention_heads": _req("int", positive=True),
+    "kv_heads": _req("int", positive=True),
+    "head_dim": _req("int", positive=True),
+    "attention": _req("str", choices=("mha", "gqa", "mla")),
+    "kv_lora_rank": _opt("int", positive=True),
+    "qk_rope_head_dim": _opt("int", positive=True),
+    "sliding_window": _opt("int", positive=True),
+    "sliding_window_layers": _opt("int", 0),
+    "experts": _opt("int", positive=True),
+    "experts_per_token": _opt("int", positive=True),
+    "shared_experts": _opt("int"),
+    "expert_params": _opt("int", positive=True),
+    "vocab_size": _opt("int", positive=True),
+    "intermediate_size": _opt("int", positive=True),
+    "moe_intermediate_size": _opt("int", positive=True),
+    "tie_word_embeddings": _opt("bool", False),
+    "native_precision": _opt("str"),
+    "max_context": _opt("int", positive=True),
+    "license": _opt("str"),
+    "source": _req("str"),
+    "notes": _opt("str"),
+}
+
+PEAK_TFLOPS_KEYS = ("bf16", "fp16", "fp8", "int8", "fp4")
+NATIVE_PRECISIONS = (
+    "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4", "nvfp4", "mxfp4", "int4",
+)  # fmt: skip
+
+CONFIDENCE_LEVELS = ("primary", "vendor-transcribed", "secondary", "derived")
+
+GPU_FIELDS: dict[str, FieldRule] = {
+    "slug": _req("str"),
+    "name": _req("str"),
+    "vendor": _req("str", choices=("nvidia", "amd")),
+    "architecture": _opt("str"),
+    "form_factor": _opt("str"),
+    "memory_gb": _opt("number", positive=True),
+    "memory_bandwidth_tb_per_s": _opt("number", positive=True),
+    "peak_tflops": _opt("map"),
+    "native_precisions": _opt("list"),
+    "interconnect": _opt("map"),
+    "gpus_per_node": _req("int", positive=True),
+    "host_cpu_cores": _opt("int", positive=True),
+    "hourly_price_usd": _opt("number", positive=True),
+    "price_date": _opt("str"),
+    "source": _req("str"),
+    "confidence": _opt("str", choices=CONFIDENCE_LEVELS),
+    "notes": _opt("str"),
+    "mig_profiles": _opt("list"),
+}
+
+INTERCONNECT_FIELDS: dict[str, FieldRule] = {
+    "kind": _opt("str"),
+    "bandwidth_gb_per_s": _opt("number", positive=True),
+    "latency_us": _opt("number", positive=True),
+}
+
+MIG_FIELDS: dict[str, FieldRule] = {
+    "name": _req("str"),
+    "compute_slices": _req("int", positive=True),
+    "memory_slices": _req("int", positive=True),
+    "memory_gb": _req("number", positive=True),
+    "max_instances": _req("int", positive=True),
+}
+
+PRECISION_FIELDS: dict[str, FieldRule] = {
+    "name": _req("str"),
+    "bits": _req("int", positive=True),
+    "bytes_per_param": _req("number", positive=True),
+    "kind": _req("str", choices=("float", "int")),
+    "block_scaled": _opt("bool", False),
+    "source": _req("str"),
+}
+
+# Slugs are URL path segments and stable identifiers (API.md): `llama-3.1-8b`, `h100-sxm`.
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_PRICE_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+def _kind_ok(value: Any, kind: str) -> bool:
+    # bool is an int subclass in Python: `layers: true` must not pass as 1.
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    expected = {"str": str, "bool": bool, "list": list, "map": dict}[kind]
+    return isinstance(value, expected)
+
+
+def _as_float(value: Any) -> Any:
+    """Numbers as float (what a Float column reads back); anything else untouched."""
+    return float(value) if _kind_ok(value, "number") else value
+
+
+def _check_fields(raw: Any, rules: Mapping[str, FieldRule], where: str, problems: list[str]) -> Entry:
+    """Validate one mapping against `rules`; return it with every field present."""
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping, got {type(raw).__name__}")
+        return {}
+    for unknown in sorted(set(raw) - set(rules)):
+        problems.append(f"{where}: field '{unknown}': unknown field")
+    entry: Entry = {}
+    for name, rule in rules.items():
+        value = raw.get(name)
+        if value is None:
+            if rule.required:
+                problems.append(f"{where}: field '{name}': required")
+            entry[name] = rule.default
+            continue
+        if not _kind_ok(value, rule.kind):
+            problems.append(f"{where}: field '{name}': expected {rule.kind}, got {type(value).__name__} ({value!r})")
+        elif rule.choices is not None and value not in rule.choices:
+            problems.append(f"{where}: field '{name}': {value!r} is not one of {rule.choices}")
+        elif rule.positive and value <= 0:
+            problems.append(f"{where}: field '{name}': must be > 0, got {value!r}")
+        # Float columns: a YAML `80` must look the same in memory as once loaded (80.0).
+        entry[name] = _as_float(value) if rule.kind == "number" else value
+    return entry
+
+
+def _check_gpu_extras(entry: Entry, where: str, problems: list[str]) -> None:
+    """The nested parts of a GPU entry: peaks, precisions, interconnect, MIG profiles."""
+    peaks = entry["peak_tflops"] if isinstance(entry["peak_tflops"], dict) else {}
+    for key, value in peaks.items():
+        if key not in PEAK_TFLOPS_KEYS:
+            problems.append(f"{where}: field 'peak_tflops.{key}': unknown precision")
+        elif value is not None and not _kind_ok(value, "number"):
+            problems.append(f"{where}: field 'peak_tflops.{key}': expected number")
+    entry["peak_tflops"] = {key: _as_float(peaks.get(key)) for key in PEAK_TFLOPS_KEYS}
+
+    natives = entry["native_precisions"]
+    if isinstance(natives, list):
+        for item in natives:
+            if item not in NATIVE_PRECISIONS:
+                problems.append(f"{where}: field 'native_precisions': unknown {item!r}")
+
+    interconnect = entry["interconnect"]
+    entry["interconnect"] = _check_fields(
+        interconnect if isinstance(interconnect, dict) else {},
+        INTERCONNECT_FIELDS,
+        f"{where} interconnect",
+        problems,
+    )
+
+    profiles = entry["mig_profiles"] or []
+    checked = [
+        _check_fields(raw, MIG_FIELDS, f"{where} mig_profiles[{index}]", problems)
+        for index, raw in enumerate(profiles if isinstance(profiles, list) else [])
+    ]
+    _check_unique([p.get("name") for p in checked], f"{where} mig_profiles", problems)
+    entry["mig_profiles"] = checked
+
+    price_date = entry["price_date"]
+    if isinstance(price_date, str) and not _PRICE_DATE.match(price_date):
+        problems.append(f"{where}: field 'price_date': expected YYYY-MM, got {price_date!r}")
+
+
+def _check_unique(keys: list[Any], where: str, problems: list[str]) -> None:
+    seen: set[Any] = set()
+    for key in keys:
+        if key is not None and key in seen:
+            problems.append(f"{where}: duplicate {key!r}")
+        seen.add(key)
+
+
+def _read_entries(path: Path, top_key: str, problems: list[str]) -> list[Any]:
+    """The list under `top_key` in one YAML file, or [] after noting what is wrong."""
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append(f"{path}: file not found")
+        return []
+    except yaml.YAMLError as exc:
+        problems.append(f"{path}: not valid YAML: {exc}")
+        return []
+    entries = document.get(top_key) if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        problems.append(f"{path}: expected a top-level '{top_key}:' list")
+        return []
+    return entries
+
+
+def _entry_label(raw: Any, key: str, index: int) -> str:
+    label = raw.get(key) if isinstance(raw, dict) else None
+    return repr(label) if isinstance(label, str) else f"entry #{index + 1}"
+
+
+def load_seed_files(seed_dir: Path | str = SEED_DIR) -> dict[str, list[Entry]]:
+    """Parse and validate the three seed files; raise SeedError listing every problem.
+
+    Returns {"models": [...], "gpus": [...], "precisions": [...]}, each entry holding every
+    field of its schema (absent optional fields filled with their default). GPU entries keep
+    `peak_tflops` (all five keys) and `interconnect` as nested mappings.
+    """
+    seed_dir = Path(seed_dir)
+    problems: list[str] = []
+    loaded: dict[str, list[Entry]] = {}
+    rules = {"models": MODEL_FIELDS, "gpus": GPU_FIELDS, "precisions": PRECISION_FIELDS}
+    for top_key, filename in SEED_FILES.items():
+        path = seed_dir / filename
+        key_field = "name" if top_key == "precisions" else "slug"
+        entries = []
+        for index, raw in enumerate(_read_entries(path, top_key, problems)):
+            where = f"{path.name}: {_entry_label(raw, key_field, index)}"
+            entry = _check_fields(raw, rules[top_key], where, problems)
+            slug = entry.get("slug")
+            if isinstance(slug, str) and not _SLUG.match(slug):
+                problems.append(f"{where}: field 'slug': lowercase letters, digits, '.' and '-' only")
+            if entry and top_key == "gpus":
+                _check_gpu_extras(entry, where, problems)
+            entries.append(entry)
+        _check_unique([e.get(key_field) for e in entries], path.name, problems)
+        loaded[top_key] = entries
+    if problems:
+        raise SeedError(problems)
+    return loaded
+
+
+def _gpu_row(entry: Entry) -> Gpu:
+    peaks = entry["peak_tflops"]
+    interconnect = entry["interconnect"]
+    columns = {key: value for key, value in entry.items() if key not in ("peak_tflops", "interconnect", "mig_profiles")}
+    return Gpu(
+        **columns,
+        **{f"peak_tflops_{key}": peaks[key] for key in PEAK_TFLOPS_KEYS},
+        interconnect_kind=interconnect["kind"],
+        interconnect_bandwidth_gb_per_s=interconnect["bandwidth_gb_per_s"],
+        interconnect_latency_us=interconnect["latency_us"],
+        mig_profiles=[MigProfile(**profile) for profile in entry["mig_profiles"]],
+    )
+
+
+def seed_catalog(session: Session, seed_dir: Path | str = SEED_DIR) -> dict[str, int]:
+    """Insert seed entries not stored yet; return how many rows of each kind were added.
+
+    Never updates a stored row and never commits: the caller owns the transaction. The
+    session is flushed, so constraint violations surface here rather than at commit.
+    """
+    data = load_seed_files(seed_dir)
+    counts = {"models": 0, "gpus": 0, "mig_profiles": 0, "precisions": 0}
+
+    stored_models = set(session.scalars(select(Model.slug)))
+    for entry in data["models"]:
+        if entry["slug"] not in stored_models:
+            session.add(Model(**entry))
+            counts["models"] += 1
+
+    stored_gpus = set(session.scalars(select(Gpu.slug)))
+    for entry in data["gpus"]:
+        if entry["slug"] not in stored_gpus:
+            session.add(_gpu_row(entry))
+            counts["gpus"] += 1
+            counts["mig_profiles"] += len(entry["mig_profiles"])
+
+    stored_precisions = set(session.scalars(select(Precision.name)))
+    for entry in data["precisions"]:
+        if entry["name"] not in stored_precisions:
+            session.add(Precision(**entry))
+            counts["precisions"] += 1
+
+    session.flush()
+    return counts
+
+
+def catalog_is_empty(session: Session) -> bool:
+    """True when no model, GPU or precision is stored (a fresh database)."""
+    return not any(
+        session.scalar(select(exists().select_from(table)))
+        for table in (Model.__table__, Gpu.__table__, Precision.__table__)
+    )

@@ -1,0 +1,290 @@
+"""One planning question end to end: a model on a GPU (or MIG slice) under a workload.
+
+Glue over the topic modules: resolve the target and the precisions, pick a tensor-parallel
+size, then ask memory and timing. Everything a response reports is computed here, so the
+HTTP layer only parses and renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import cost as cost_mod
+from . import memory, timing
+from .errors import MissingFigure, NotFound, SizingError
+from .parallelism import mig_target, valid_tensor_parallel
+from .precision import UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise
+from .specs import GpuSpec, MigProfile, ModelSpec
+
+MS = 1e3
+
+# Said on every timing answer: what the roofline leaves out (MODEL.md).
+LEAVES_OUT = (
+    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, queueing, "
+    "paged-attention and prefix-cache savings, speculative decoding: estimates are optimistic "
+    "lower bounds; the efficiencies are where measurements come in"
+)
+
+AVERAGE = "average"
+FULL = "full"
+
+
+@dataclass(frozen=True)
+class PlanInputs:
+    """The workload and the knobs; defaults are those of API.md."""
+
+    prompt_tokens: int = 2048
+    output_tokens: int = 512
+    concurrency: int = 1
+    tensor_parallel: int | None = None
+    mig_profile: str | None = None
+    weight_precision: str | None = None
+    kv_precision: str = "bf16"
+    gpu_memory_utilization: float = 0.9
+    reserved_gb: float = 0.0
+    memory_efficiency: float = 0.7
+    compute_efficiency: float = 0.5
+    compute_precision: str | None = None
+    include_communication: bool = True
+    price_per_gpu_hour_usd: float | None = None
+    max_batched_tokens: int = 2048
+    # The decode step reads each sequence's KV at its average context (prompt + output / 2,
+    # the lab) or at its full length (prompt + output, seed 004's vram.py).
+    kv_read_context: str = AVERAGE
+    sweep: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Target:
+    """The hardware one replica GPU stands for: a whole card or a MIG slice of one."""
+
+    gpu: GpuSpec  # already scaled for a slice
+    card: GpuSpec
+    mig_profile: MigProfile | None
+
+
+def resolve_target(gpu: GpuSpec, mig_profile: str | None) -> Target:
+    if mig_profile is None:
+        return Target(gpu, gpu, None)
+    for profile in gpu.mig_profiles:
+        if profile.name == mig_profile:
+            return Target(mig_target(gpu, profile), gpu, profile)
+    known = ", ".join(p.name for p in gpu.mig_profiles) or "none"
+    raise NotFound("mig_profile", f"{gpu.name} has no MIG profile {mig_profile!r} (profiles: {known})")
+
+
+def _require(value: float | None, field_name: str, what: str) -> float:
+    if value is None:
+        raise MissingFigure(field_name, what)
+    return value
+
+
+def _precision(name: str, field_name: str) -> str:
+    try:
+        return normalise(name)
+    except UnknownPrecision:
+        raise SizingError(field_name, f"unknown precision {name!r}") from None
+
+
+@dataclass(frozen=True)
+class FitPlan:
+    target: Target
+    weight_precision: str
+    precision_native: bool
+    kv_precision: str
+    tensor_parallel: int
+    valid_tensor_parallel: list[int]
+    min_gpus_to_fit: int | None
+    rough_gpus: int
+    result: memory.FitResult
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> int:
+        return self.tensor_parallel
+
+
+def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
+    """Does it fit, on how many GPUs, and for how many conversations?"""
+    target = resolve_target(gpu, inputs.mig_profile)
+    memory_gb = _require(target.gpu.memory_gb, "gpu.memory_gb", "GPU memory")
+    if inputs.weight_precision is not None and inputs.weight_precision.strip().lower() != "auto":
+        _precision(inputs.weight_precision, "weight_precision")
+    if inputs.weight_precision is None and model.native_precision is None:
+        raise SizingError(
+            "weight_precision", f"{model.name}'s checkpoint precision is not known: pass weight_precision"
+        )
+    try:
+        choice = choose_weight_precision(inputs.weight_precision, model, target.gpu)
+    except UnknownPrecision:
+        raise SizingError("model.native_precision", f"unknown precision {model.native_precision!r}") from None
+    kv_precision = _precision(inputs.kv_precision, "kv_precision")
+    valid = valid_tensor_parallel(model, target.gpu.gpus_per_node)
+
+    def fit_on(tp: int) -> memory.FitResult:
+        return memory.fit(
+            model,
+            memory_gb=memory_gb,
+            gpus=tp,
+            weight_precision=choice.weight_precision,
+            kv_precision=kv_precision,
+            prompt_tokens=inputs.prompt_tokens,
+            output_tokens=inputs.output_tokens,
+            concurrency=inputs.concurrency,
+            gpu_memory_utilization=inputs.gpu_memory_utilization,
+            reserved_gb=inputs.reserved_gb,
+        )
+
+    fits = {tp: fit_on(tp) for tp in valid}
+    min_gpus = next((tp for tp in valid if fits[tp].fits), None)
+    if inputs.tensor_parallel is not None:
+        if inputs.tensor_parallel not in valid:
+            raise SizingError(
+                "tensor_parallel",
+                f"tensor_parallel {inputs.tensor_parallel} is not valid for {model.name} on "
+                f"{target.gpu.name}: valid sizes are {valid} (tp must divide the {model.attention_heads} "
+                f"attention heads, tp and the {model.kv_heads} KV heads must divide one another, "
+                f"and tp <= {target.gpu.gpus_per_node} GPUs per node)",
+            )
+        tp = inputs.tensor_parallel
+    else:
+        # The smallest group that holds the requested concurrency, else the weights alone,
+        # else the largest group (and the answer says it does not fit).
+        tp = min_gpus or next((t for t in valid if fits[t].fits_weights), valid[-1])
+    warnings = list(choice.warnings)
+    result = fits[tp]
+    if not result.fits_weights:
+        warnings.append(
+            f"weights ({result.weights_bytes / 1e9:.1f} GB) do not fit in {result.usable_bytes / 1e9:.1f} GB "
+            f"usable on {tp} x {target.gpu.name}"
+        )
+    elif not result.fits:
+        warnings.append(
+            f"{inputs.concurrency} concurrent sequences need more KV cache than fits: max_concurrency "
+            f"is {result.max_concurrency}"
+        )
+    if model.max_context and inputs.prompt_tokens + inputs.output_tokens > model.max_context:
+        warnings.append(
+            f"prompt + output ({inputs.prompt_tokens + inputs.output_tokens} tokens) exceeds the model's "
+            f"max_context {model.max_context}"
+        )
+    return FitPlan(
+        target=target,
+        weight_precision=choice.weight_precision,
+        precision_native=choice.native,
+        kv_precision=kv_precision,
+        tensor_parallel=tp,
+        valid_tensor_parallel=valid,
+        min_gpus_to_fit=min_gpus,
+        rough_gpus=memory.rough_gpus(result.weights_bytes, memory_gb),
+        result=result,
+        warnings=warnings,
+    )
+
+
+@dataclass(frozen=True)
+class Point:
+    """Timing at one concurrency."""
+
+    concurrency: int
+    decode: timing.Step
+    prefill: timing.Step
+    steady: timing.SteadyState | None
+    output_tokens: int
+
+    @property
+    def request_latency_s(self) -> float:
+        """The lab's latency: this batch's prefill, then every output token."""
+        return self.prefill.time_s + self.output_tokens * self.decode.time_s
+
+    @property
+    def effective_tokens_per_s(self) -> float:
+        """Output tokens per second with each batch's prefill included (the lab's cost basis)."""
+        return self.concurrency * self.output_tokens / self.request_latency_s
+
+
+@dataclass(frozen=True)
+class ThroughputPlan:
+    fit: FitPlan
+    work: timing.Workload
+    hardware: timing.Hardware
+    compute_precision: str
+    peak_tflops: float
+    context_tokens: float
+    point: Point
+    crossover_concurrency: int | None
+    price_per_gpu_hour_usd: float | None
+    sweep: list[Point]
+    warnings: list[str]
+
+    def cost_per_million(self, tokens_per_s: float) -> float | None:
+        if self.price_per_gpu_hour_usd is None:
+            return None
+        return cost_mod.cost_per_million_tokens_usd(self.price_per_gpu_hour_usd, self.work.tp, tokens_per_s)
+
+
+def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> ThroughputPlan:
+    """How fast, what bounds it, and what a token costs, at `inputs.concurrency` and each
+    concurrency of the sweep."""
+    fitted = plan_fit(model, gpu, inputs)
+    target = fitted.target.gpu
+    bandwidth = _require(target.memory_bandwidth_tb_per_s, "gpu.memory_bandwidth_tb_per_s", "memory bandwidth")
+    compute_precision, peak = compute_peak_tflops(target, inputs.compute_precision, fitted.weight_precision)
+    peak = _require(peak, f"gpu.peak_tflops.{compute_precision}", f"{compute_precision} peak TFLOP/s")
+    tp = fitted.tensor_parallel
+    if tp > 1 and inputs.include_communication:
+        _require(
+            target.interconnect_bandwidth_gb_per_s, "gpu.interconnect.bandwidth_gb_per_s", "interconnect bandwidth"
+        )
+        _require(target.interconnect_latency_us, "gpu.interconnect.latency_us", "interconnect latency")
+    work = timing.Workload(
+        model, fitted.weight_precision, fitted.kv_precision, tp, inputs.prompt_tokens, inputs.output_tokens
+    )
+    hardware = timing.Hardware(
+        bandwidth_bytes_per_s=bandwidth * 1e12,
+        peak_flops=peak * 1e12,
+        memory_efficiency=inputs.memory_efficiency,
+        compute_efficiency=inputs.compute_efficiency,
+        link_gb_per_s=target.interconnect_bandwidth_gb_per_s,
+        link_latency_us=target.interconnect_latency_us,
+        include_communication=inputs.include_communication,
+    )
+    if inputs.kv_read_context == FULL:
+        context = float(inputs.prompt_tokens + inputs.output_tokens)
+    else:
+        context = inputs.prompt_tokens + inputs.output_tokens / 2
+
+    def point(concurrency: int) -> Point:
+        return Point(
+            concurrency=concurrency,
+            decode=timing.decode_step(work, hardware, concurrency, context),
+            prefill=timing.prefill(work, hardware, concurrency),
+            steady=timing.continuous_batching(work, hardware, concurrency, inputs.max_batched_tokens),
+            output_tokens=inputs.output_tokens,
+        )
+
+    price = inputs.price_per_gpu_hour_usd
+    if price is None:
+        price = target.hourly_price_usd
+    warnings = list(fitted.warnings)
+    if price is None:
+        warnings.append("no hourly price for this GPU: pass price_per_gpu_hour_usd for costs")
+    here = point(inputs.concurrency)
+    if here.steady is None:
+        warnings.append(
+            f"concurrency {inputs.concurrency} fills max_batched_tokens {inputs.max_batched_tokens} with "
+            "decodes alone: no prompt can be admitted under continuous batching"
+        )
+    return ThroughputPlan(
+        fit=fitted,
+        work=work,
+        hardware=hardware,
+        compute_precision=compute_precision,
+        peak_tflops=peak,
+        context_tokens=context,
+        point=here,
+        crossover_concurrency=timing.crossover_concurrency(work, hardware, context),
+        price_per_gpu_hour_usd=price,
+        sweep=[point(b) for b in inputs.sweep],
+        warnings=warnings,
+    )

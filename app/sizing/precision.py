@@ -1,0 +1,151 @@
+"""Number formats: bytes per parameter, which a card runs natively, and the "auto" policy.
+
+Policy (seed 002): pick the smallest precision the card's tensor cores run natively; at
+equal size prefer the floating-point format (fp8 over int8, nvfp4/mxfp4 over int4);
+when a card's native list is unknown, assume bf16 only and say so. Asking for a format
+the card lacks is allowed but warned: the math is converted up, so compute gains nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .specs import GpuSpec, ModelSpec
+
+
+@dataclass(frozen=True)
+class Precision:
+    name: str
+    bits: int
+    kind: str  # "float" | "int"
+    block_scaled: bool = False
+
+    @property
+    def bytes_per_param(self) -> float:
+        return self.bits / 8
+
+
+PRECISIONS: dict[str, Precision] = {
+    p.name: p
+    for p in (
+        Precision("fp32", 32, "float"),
+        Precision("bf16", 16, "float"),
+        Precision("fp16", 16, "float"),
+        Precision("fp8", 8, "float"),
+        Precision("int8", 8, "int"),
+        Precision("fp6", 6, "float", block_scaled=True),
+        Precision("nvfp4", 4, "float", block_scaled=True),
+        Precision("mxfp4", 4, "float", block_scaled=True),
+        Precision("fp4", 4, "float"),
+        Precision("int4", 4, "int"),
+    )
+}
+
+# Spellings users paste from configs and engine flags.
+ALIASES = {
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "fp8_e4m3": "fp8",
+    "fp8_e5m2": "fp8",
+    "e4m3": "fp8",
+    "float8": "fp8",
+}
+
+# Formats that run anywhere as weight-only quantisation (dequantised in the kernel), so
+# asking for them on a card without native support is ordinary, not a mistake.
+WEIGHT_ONLY_ANYWHERE = frozenset({"int4"})
+
+# The format compute runs in when nothing else is asked (seed 000: "Compute is always BF16").
+DEFAULT_COMPUTE = "bf16"
+
+# Tie-break among equal sizes: float formats first, block-scaled floats before plain ones.
+_PREFERENCE = ("nvfp4", "mxfp4", "fp4", "int4", "fp6", "fp8", "int8", "bf16", "fp16", "fp32")
+
+
+class UnknownPrecision(ValueError):
+    """A precision name that is not in the table."""
+
+
+def normalise(name: str) -> str:
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in PRECISIONS:
+        raise UnknownPrecision(name)
+    return key
+
+
+def bytes_per_param(name: str) -> float:
+    return PRECISIONS[normalise(name)].bytes_per_param
+
+
+def native_on(gpu: GpuSpec) -> tuple[tuple[str, ...], bool]:
+    """The card's native formats, and whether that list is known (else bf16 is assumed)."""
+    if gpu.native_precisions is None:
+        return ("bf16",), False
+    names = []
+    for raw in gpu.native_precisions:
+        try:
+            names.append(normalise(raw))
+        except UnknownPrecision:
+            continue  # tf32, fp64 and friends matter for training, not for serving
+    return tuple(names), True
+
+
+def _rank(name: str) -> tuple[float, int]:
+    return (PRECISIONS[name].bytes_per_param, _PREFERENCE.index(name))
+
+
+@dataclass(frozen=True)
+class PrecisionChoice:
+    weight_precision: str
+    native: bool
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def choose_weight_precision(requested: str | None, model: ModelSpec, gpu: GpuSpec) -> PrecisionChoice:
+    """Resolve `requested` (None = the model's checkpoint format, "auto" = the policy)."""
+    natives, known = native_on(gpu)
+    warnings: list[str] = []
+    if not known:
+        warnings.append(f"{gpu.name}: native precisions unknown; assuming bf16 only")
+    explained = False
+    if requested is None:
+        if model.native_precision is None:
+            raise UnknownPrecision("the model's native precision is not known: pass weight_precision")
+        chosen = normalise(model.native_precision)
+    elif requested.strip().lower() == "auto":
+        chosen = min(natives, key=_rank)
+        checkpoint = None if model.native_precision is None else normalise(model.native_precision)
+        # Never plan bigger weights than the checkpoint ships: an mxfp4 checkpoint on a
+        # card without fp4 still loads as 4-bit weights, dequantised in the kernel.
+        if checkpoint is not None and _rank(checkpoint) < _rank(chosen):
+            warnings.append(
+                f"{checkpoint} checkpoint is smaller than any format {gpu.name} runs natively "
+                f"({chosen}); kept as weight-only {checkpoint}, dequantised for the math"
+            )
+            chosen, explained = checkpoint, True
+    else:
+        chosen = normalise(requested)
+    # fp16 and bf16 share tensor-core rates on every card that has either.
+    native = chosen in natives or (chosen == "fp16" and "bf16" in natives)
+    if not native and not explained and chosen not in WEIGHT_ONLY_ANYWHERE:
+        warnings.append(f"{chosen} is not native on {gpu.name}: converted up for the math, no speed-up")
+    return PrecisionChoice(chosen, native, tuple(warnings))
+
+
+def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_precision: str) -> tuple[str, float | None]:
+    """Which peak compute runs at: bf16 by default; "native" = the weight format's own peak
+    when the card runs it natively (an H100 doing true fp8 math has about twice the bf16 peak)."""
+    wanted = DEFAULT_COMPUTE if compute_precision is None else compute_precision.strip().lower()
+    if wanted == "native":
+        natives, _ = native_on(gpu)
+        wanted = weight_precision if weight_precision in natives else DEFAULT_COMPUTE
+    else:
+        wanted = normalise(wanted)
+    key = {"nvfp4": "fp4", "mxfp4": "fp4", "fp16": "bf16"}.get(wanted, wanted)
+    peak = gpu.peak_tflops.get(key)
+    if peak is None and key == "bf16":
+        peak = gpu.peak_tflops.get("fp16")
+    return wanted, peak

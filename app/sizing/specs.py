@@ -1,0 +1,97 @@
+"""Plain descriptions of what is planned for: a model, a GPU, a MIG slice.
+
+These are the only inputs the sizing core knows about. The catalog (database rows) and
+the API (inline JSON objects) both turn into these before any arithmetic happens, so the
+core never sees an ORM object or a request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Attention kinds the KV-cache formulas distinguish.
+MHA = "mha"
+GQA = "gqa"
+MLA = "mla"
+ATTENTION_KINDS = (MHA, GQA, MLA)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A transformer's architecture, as far as memory and timing need it.
+
+    `params_total` counts every stored parameter (embeddings included). For a
+    mixture-of-experts model `expert_params` is the routed experts' share of it, all
+    experts of all layers; shared experts count as non-expert because every token uses them.
+    """
+
+    name: str
+    params_total: int
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    attention: str = GQA
+    params_active: int | None = None
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    # How many of `layers` attend only to the last `sliding_window` tokens.
+    sliding_window_layers: int = 0
+    experts: int | None = None
+    experts_per_token: int | None = None
+    expert_params: int | None = None
+    # The checkpoint's weight format; None when the config does not say.
+    native_precision: str | None = "bf16"
+    max_context: int | None = None
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.experts and self.experts_per_token and self.expert_params)
+
+    @property
+    def non_expert_params(self) -> int:
+        return self.params_total - (self.expert_params or 0) if self.is_moe else self.params_total
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token touches: all of a dense model, shared + k/E of the experts."""
+        if not self.is_moe:
+            return float(self.params_total)
+        assert self.experts and self.experts_per_token and self.expert_params
+        return self.non_expert_params + self.expert_params * self.experts_per_token / self.experts
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """A MIG slice: `compute_slices` sevenths of the SMs, `memory_slices` eighths of HBM."""
+
+    name: str
+    compute_slices: int
+    memory_slices: int
+    memory_gb: float
+    max_instances: int
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """A GPU's datasheet figures. None means "not known": planning that needs it refuses.
+
+    `peak_tflops` is dense (no 2:4 sparsity) per precision: keys among bf16, fp16, fp8,
+    int8, fp4. `interconnect_bandwidth_gb_per_s` is per direction per GPU (NVLink 4's
+    "900 GB/s" total is 450 each way), the figure a ring all-reduce moves data at.
+    """
+
+    name: str
+    memory_gb: float | None
+    memory_bandwidth_tb_per_s: float | None
+    peak_tflops: dict[str, float | None] = field(default_factory=dict)
+    native_precisions: tuple[str, ...] | None = None
+    interconnect_kind: str | None = None
+    interconnect_bandwidth_gb_per_s: float | None = None
+    interconnect_latency_us: float | None = None
+    gpus_per_node: int = 8
+    hourly_price_usd: float | None = None
+    host_cpu_cores: float | None = None
+    mig_profiles: tuple[MigProfile, ...] = ()

@@ -1,0 +1,287 @@
+"""Time: decode is memory-bound, prefill compute-bound (MODEL.md section 2).
+
+Each phase takes as long as the slower of moving its bytes and doing its arithmetic, at a
+fraction (the efficiencies) of the datasheet peaks, plus tensor-parallel all-reduces.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .memory import attended_tokens, kv_bytes_for_context
+from .parallelism import tp_communication_s
+from .precision import bytes_per_param
+from .specs import MLA, ModelSpec
+
+MEMORY = "memory"
+COMPUTE = "compute"
+
+# Crossovers beyond this many sequences are reported as none: no KV cache holds them.
+CROSSOVER_SEARCH_LIMIT = 10_000_000
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What one replica runs: a model at given precisions over `tp` GPUs."""
+
+    model: ModelSpec
+    weight_precision: str
+    kv_precision: str
+    tp: int
+    prompt_tokens: int
+    output_tokens: int
+
+
+@dataclass(frozen=True)
+class Hardware:
+    """One replica's GPUs as the roofline sees them."""
+
+    bandwidth_bytes_per_s: float  # per GPU
+    peak_flops: float  # per GPU, at the compute precision
+    memory_efficiency: float = 0.7
+    compute_efficiency: float = 0.5
+    link_gb_per_s: float | None = None
+    link_latency_us: float | None = None
+    include_communication: bool = True
+
+    def memory_s(self, nbytes: float, gpus: int) -> float:
+        return nbytes / (self.bandwidth_bytes_per_s * self.memory_efficiency * gpus)
+
+    def compute_s(self, flops: float, gpus: int) -> float:
+        return flops / (self.peak_flops * self.compute_efficiency * gpus)
+
+    @property
+    def ridge_flops_per_byte(self) -> float:
+        return self.peak_flops / self.bandwidth_bytes_per_s
+
+
+def expert_fraction(model: ModelSpec, tokens: float) -> float:
+    """Expected share of experts a step touches when `tokens` tokens each pick k of E
+    uniformly and independently: 1 - (1 - k/E)^tokens. A dense model reads everything."""
+    if not model.is_moe:
+        return 1.0
+    assert model.experts and model.experts_per_token
+    return 1.0 - float((1.0 - model.experts_per_token / model.experts) ** tokens)
+
+
+def weight_bytes_read(model: ModelSpec, weight_precision: str, tokens: float) -> float:
+    """Weights a step over `tokens` tokens reads: all shared weights, the touched experts."""
+    expert = (model.expert_params or 0) * expert_fraction(model, tokens) if model.is_moe else 0.0
+    return (model.non_expert_params + expert) * bytes_per_param(weight_precision)
+
+
+def attention_flops_per_context_token(model: ModelSpec) -> float:
+    """FLOPs one query token spends per cached token per layer (QK^T and AV, 2 each per dim).
+
+    MLA decodes in the absorbed form: scores over the latent plus the rope key, values over
+    the latent, per head."""
+    if model.attention == MLA:
+        assert model.kv_lora_rank is not None and model.qk_rope_head_dim is not None
+        return 2 * model.attention_heads * (2 * model.kv_lora_rank + model.qk_rope_head_dim)
+    return 4 * model.attention_heads * model.head_dim
+
+
+def communication_s(work: Workload, hw: Hardware, tokens: float) -> float:
+    if not hw.include_communication or work.tp <= 1:
+        return 0.0
+    if hw.link_gb_per_s is None or hw.link_latency_us is None:
+        raise ValueError("interconnect bandwidth and latency are needed for tensor parallel")
+    return tp_communication_s(
+        tokens, work.model.hidden_size, work.model.layers, work.tp, hw.link_gb_per_s, hw.link_latency_us
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One forward step: what it moves, what it computes, how long each takes."""
+
+    weight_bytes: float
+    kv_bytes: float
+    flops: float
+    memory_s: float
+    compute_s: float
+    communication_s: float
+    expert_fraction: float
+
+    @property
+    def time_s(self) -> float:
+        return max(self.memory_s, self.compute_s) + self.communication_s
+
+    @property
+    def bound(self) -> str:
+        return COMPUTE if self.compute_s >= self.memory_s else MEMORY
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.flops / (self.weight_bytes + self.kv_bytes)
+
+
+def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float) -> Step:
+    """One decode step with `batch` sequences in flight at an average `context_tokens`."""
+    model = work.model
+    weights = weight_bytes_read(model, work.weight_precision, batch)
+    kv = batch * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
+    flops = batch * (
+        2 * model.active_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
+    )
+    return Step(
+        weight_bytes=weights,
+        kv_bytes=kv,
+        flops=flops,
+        memory_s=hw.memory_s(weights + kv, work.tp),
+        compute_s=hw.compute_s(flops, work.tp),
+        communication_s=communication_s(work, hw, batch),
+        expert_fraction=expert_fraction(model, batch),
+    )
+
+
+def prefill_flops(model: ModelSpec, prompts: float, prompt_tokens: float) -> float:
+    """Linear layers 2 x active per token; causal attention half of a full P x P score
+    matrix, windowed layers capped at their window."""
+    attention = attention_flops_per_context_token(model) / 2 * prompt_tokens * attended_tokens(model, prompt_tokens)
+    return prompts * (2 * model.active_params * prompt_tokens + attention)
+
+
+def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
+    """The lab's TTFT: `batch` prompts prefilled together in one pass."""
+    model, prompt = work.model, work.prompt_tokens
+    tokens = batch * prompt
+    weights = weight_bytes_read(model, work.weight_precision, tokens)
+    kv = batch * kv_bytes_for_context(model, work.kv_precision, prompt, work.tp)
+    flops = prefill_flops(model, batch, prompt)
+    return Step(
+        weight_bytes=weights,
+        kv_bytes=kv,
+        flops=flops,
+        memory_s=hw.memory_s(weights + kv, work.tp),
+        compute_s=hw.compute_s(flops, work.tp),
+        communication_s=communication_s(work, hw, tokens),
+        expert_fraction=expert_fraction(model, tokens),
+    )
+
+
+def crossover_concurrency(work: Workload, hw: Hardware, context_tokens: float) -> int | None:
+    """Smallest batch at which a decode step's arithmetic outlasts its memory traffic.
+
+    None when the KV traffic each added sequence brings outgrows its compute (long contexts):
+    then decode stays memory-bound at any batch."""
+
+    def compute_wins(batch: int) -> bool:
+        step = decode_step(work, hw, batch, context_tokens)
+        return step.compute_s >= step.memory_s
+
+    one = decode_step(work, hw, 1, context_tokens)
+    kv_s_per_sequence = hw.memory_s(one.kv_bytes, work.tp)
+    compute_s_per_sequence = one.compute_s
+    if compute_s_per_sequence <= kv_s_per_sequence:
+        return None
+    # With every weight read (expert fraction 1) the crossover is linear; MoE's partial reads
+    # only bring it earlier, so this bounds the search.
+    all_weights_s = hw.memory_s(work.model.params_total * bytes_per_param(work.weight_precision), work.tp)
+    high = math.ceil(all_weights_s / (compute_s_per_sequence - kv_s_per_sequence)) + 1
+    if high > CROSSOVER_SEARCH_LIMIT:
+        return None
+    low = 1
+    if compute_wins(low):
+        return low
+    # compute - memory is convex in the batch (the expert fraction is concave), so once
+    # compute wins it keeps winning: bisect.
+    while high - low > 1:
+        mid = (low + high) // 2
+        if compute_wins(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+@dataclass(frozen=True)
+class SteadyState:
+    """A continuously batched replica holding `concurrency` sequences in flight."""
+
+    concurrency: int
+    chunks_per_prompt: int
+    chunk_tokens: float
+    decode_step_s: float
+    mixed_step_s: float
+    time_per_token_s: float
+    ttft_s: float
+    tokens_per_s: float
+    requests_per_s: float
+
+
+def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batched_tokens: int) -> SteadyState | None:
+    """Chunked prefill mixed into decode steps under a per-step token budget (vLLM's
+    max_num_batched_tokens). None when the decodes alone fill the budget: no prompt could
+    ever be admitted."""
+    model, prompt, output = work.model, work.prompt_tokens, work.output_tokens
+    room = max_batched_tokens - concurrency
+    if room <= 0:
+        return None
+    chunks = math.ceil(prompt / room)
+    chunk = prompt / chunks
+    context = prompt + output / 2
+    decode = decode_step(work, hw, concurrency, context)
+    # The mixed step reads the weights once for decodes and chunk alike (MoE: the experts
+    # either touches), writes the chunk's KV, and computes both; the chunk attends to the
+    # prompt so far, on average half of it.
+    weights = weight_bytes_read(model, work.weight_precision, concurrency + chunk)
+    kv_write = kv_bytes_for_context(model, work.kv_precision, chunk, work.tp)
+    memory_s = hw.memory_s(weights + decode.kv_bytes + kv_write, work.tp)
+    compute_s = hw.compute_s(decode.flops + prefill_flops(model, 1, prompt) / chunks, work.tp)
+    mixed = max(memory_s, compute_s) + communication_s(work, hw, concurrency + chunk)
+    extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
+    # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
+    # concurrency / output new prompts arrive per step to keep the batch full.
+    observed = decode.time_s + concurrency / output * extra_per_prompt
+    tokens_per_s = concurrency / observed
+    return SteadyState(
+        concurrency=concurrency,
+        chunks_per_prompt=chunks,
+        chunk_tokens=chunk,
+        decode_step_s=decode.time_s,
+        mixed_step_s=mixed,
+        time_per_token_s=observed,
+        ttft_s=chunks * mixed,
+        tokens_per_s=tokens_per_s,
+        requests_per_s=tokens_per_s / output,
+    )
+
+
+@dataclass(frozen=True)
+class Gemm:
+    flops: float
+    bytes_moved: float
+    ridge_flops_per_byte: float
+    arithmetic_intensity: float
+    attainable_flops: float
+    time_s: float
+    bound: str
+
+
+def gemm_roofline(
+    m: int,
+    k: int,
+    n: int,
+    peak_flops: float,
+    bandwidth_bytes_per_s: float,
+    activation_bytes: float = 2,
+    weight_bytes: float | None = None,
+) -> Gemm:
+    """C[M,N] = A[M,K] x B[K,N], each matrix moved once between HBM and the chip (seed 004).
+    `weight_bytes` sizes B (the weights) when it is stored narrower than the activations."""
+    weight_bytes = activation_bytes if weight_bytes is None else weight_bytes
+    flops = 2 * m * k * n
+    moved = activation_bytes * (m * k + m * n) + weight_bytes * k * n
+    intensity = flops / moved
+    ridge = peak_flops / bandwidth_bytes_per_s
+    return Gemm(
+        flops=flops,
+        bytes_moved=moved,
+        ridge_flops_per_byte=ridge,
+        arithmetic_intensity=intensity,
+        attainable_flops=min(peak_flops, intensity * bandwidth_bytes_per_s),
+        time_s=max(flops / peak_flops, moved / bandwidth_bytes_per_s),
+        bound=COMPUTE if intensity >= ridge else MEMORY,
+    )

@@ -1,0 +1,494 @@
+"""openapi.yaml against the running app: a valid OpenAPI 3.1 document that lists exactly
+the app's routes, the planning schemas' fields (with their ranges and defaults) as GET query
+parameters and POST body properties, and every key and status code a real answer carries.
+
+Decision on inline specs in query strings: the dotted GET parameters (`model.layers=32`,
+`gpu.memory_gb=80`, `gpu.peak_tflops.bf16=989`, `gpu.interconnect.latency_us=10`, …) ARE
+listed, one parameter each, derived here from InlineModelSchema and InlineGpuSchema. Only
+`gpu.mig_profiles` (a list of objects) cannot be spelled as a query parameter and is
+therefore absent from the GET forms; it stays in the POST body's InlineGpu.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from flask import Flask
+from flask.testing import FlaskClient
+from jsonschema import Draft202012Validator
+from marshmallow import Schema, fields, missing, validate
+from openapi_spec_validator import validate as validate_spec
+
+from app import create_app
+from app.api.schemas import (
+    CostSchema,
+    FitSchema,
+    InlineGpuSchema,
+    InlineModelSchema,
+    InterconnectSchema,
+    MigProfileSchema,
+    PeakSchema,
+    SlugOrInline,
+    ThroughputSchema,
+)
+from app.sizing.plan import LEAVES_OUT
+from app.sizing.precision import ALIASES, PRECISIONS
+
+SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
+
+PLANNING = {"/v1/fit": FitSchema, "/v1/throughput": ThroughputSchema, "/v1/cost": CostSchema}
+REQUEST_COMPONENTS = {"/v1/fit": "FitRequest", "/v1/throughput": "ThroughputRequest", "/v1/cost": "CostRequest"}
+# marshmallow schema -> the component that documents it.
+COMPONENTS: dict[type[Schema], str] = {
+    InlineModelSchema: "InlineModel",
+    InlineGpuSchema: "InlineGpu",
+    MigProfileSchema: "MigProfile",
+    PeakSchema: "PeakTflops",
+    InterconnectSchema: "Interconnect",
+}
+# Query parameters that are the app's, not a schema field's (app/api/requests.py RESERVED).
+RESERVED_QUERY = {"format"}
+SLUG_LENGTH = (1, 200)  # SlugOrInline: a slug is 1 to 200 characters
+# Every spelling the precision validator might accept; the spec's enum must hold exactly
+# the ones it does accept.
+PRECISION_CANDIDATES = (*PRECISIONS, *ALIASES, "auto", "native")
+IGNORED_METHODS = {"HEAD", "OPTIONS"}
+# Documentation-only keywords, left out when comparing a schema with what the code implies.
+ANNOTATIONS = {"description", "title", "example", "examples", "deprecated"}
+
+
+# --- the spec -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def spec() -> dict[str, Any]:
+    with SPEC_PATH.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+def resolve(spec: dict[str, Any], node: Any) -> Any:
+    """Follow local `$ref`s (JSON pointers into the spec) until a node without one."""
+    while isinstance(node, dict) and "$ref" in node:
+        target: Any = spec
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        node = target
+    return node
+
+
+def operations(spec: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in spec["paths"].items():
+        for method, operation in item.items():
+            if method in {"get", "put", "post", "delete", "patch", "head", "options", "trace"}:
+                yield path, method.upper(), operation
+
+
+def query_parameters(spec: dict[str, Any], operation: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    params = (resolve(spec, p) for p in operation.get("parameters", []))
+    return {p["name"]: p for p in params if p["in"] == "query"}
+
+
+def strip_annotations(node: Any) -> Any:
+    """A schema without its prose, for comparing constraints only."""
+    if isinstance(node, dict):
+        return {k: strip_annotations(v) for k, v in node.items() if k not in ANNOTATIONS}
+    if isinstance(node, list):
+        return [strip_annotations(v) for v in node]
+    return node
+
+
+# --- what the marshmallow schemas imply ---------------------------------------------------
+
+
+def _accepts(validator: Any, value: str) -> bool:
+    try:
+        validator(value)
+    except Exception:  # marshmallow.ValidationError, or anything a custom validator raises
+        return False
+    return True
+
+
+def _scalar_type(field: fields.Field) -> str:
+    for kind, name in ((fields.Boolean, "boolean"), (fields.Integer, "integer"), (fields.Float, "number"),
+                       (fields.String, "string")):
+        if isinstance(field, kind):
+            return name
+    raise AssertionError(f"no JSON type known for {type(field).__name__}: teach this test about it")
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if "$ref" in schema or "oneOf" in schema:
+        branches = schema.pop("oneOf", None) or [{"$ref": schema.pop("$ref")}]
+        schema["oneOf"] = [*branches, {"type": "null"}]
+    else:
+        schema["type"] = [schema["type"], "null"]
+        if "enum" in schema:
+            schema["enum"] = [*schema["enum"], None]
+    return schema
+
+
+def field_schema(field: fields.Field, *, query: bool = False) -> dict[str, Any]:
+    """The JSON Schema (minus prose) a marshmallow field implies: type, null when the field
+    allows it (never for a query parameter: a blank value counts as absent), ranges, lengths,
+    enums and the default. `query=True` gives the GET form: a slug where body takes
+    slug-or-object."""
+    schema: dict[str, Any]
+    if isinstance(field, SlugOrInline):
+        slug = {"type": "string", "minLength": SLUG_LENGTH[0], "maxLength": SLUG_LENGTH[1]}
+        if query:
+            return slug
+        schema = {"oneOf": [slug, {"$ref": f"#/components/schemas/{COMPONENTS[field.inline_schema]}"}]}
+    elif isinstance(field, fields.Nested):
+        schema = {"$ref": f"#/components/schemas/{COMPONENTS[type(field.schema)]}"}
+    elif isinstance(field, fields.List):
+        schema = {"type": "array", "items": field_schema(field.inner, query=query)}
+    else:
+        schema = {"type": _scalar_type(field)}
+    for validator in field.validators:
+        if isinstance(validator, validate.Range):
+            if validator.min is not None:
+                schema["minimum" if validator.min_inclusive else "exclusiveMinimum"] = validator.min
+            if validator.max is not None:
+                schema["maximum" if validator.max_inclusive else "exclusiveMaximum"] = validator.max
+        elif isinstance(validator, validate.Length):
+            words = ("minItems", "maxItems") if schema.get("type") == "array" else ("minLength", "maxLength")
+            for word, bound in zip(words, (validator.min, validator.max), strict=True):
+                if bound is not None:
+                    schema[word] = bound
+        elif isinstance(validator, validate.OneOf):
+            schema["enum"] = list(validator.choices)
+        else:  # the precision validator: an enum of the spellings it accepts
+            schema["enum"] = [name for name in PRECISION_CANDIDATES if _accepts(validator, name)]
+    default = field.load_default
+    if default is not missing:
+        default = default() if callable(default) else default
+        if default is not None:
+            schema["default"] = default
+    if field.allow_none and not query:
+        _nullable(schema)
+    return schema
+
+
+def query_fields(schema: Schema) -> Iterator[tuple[str, fields.Field]]:
+    """GET parameter names of a planning schema and their fields: the flat fields, then the
+    dotted inline ones (`model.layers`, `gpu.peak_tflops.bf16`); lists of objects have no
+    query spelling."""
+    for name, field in schema.fields.items():
+        yield name, field
+    for name, field in schema.fields.items():
+        if isinstance(field, SlugOrInline):
+            yield from _dotted(field.inline_schema(), f"{name}.")
+
+
+def _dotted(schema: Schema, prefix: str) -> Iterator[tuple[str, fields.Field]]:
+    for name, field in schema.fields.items():
+        if isinstance(field, fields.Nested):
+            yield from _dotted(field.schema, f"{prefix}{name}.")
+        elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
+            continue
+        else:
+            yield f"{prefix}{name}", field
+
+
+def expected_object(schema: Schema) -> dict[str, Any]:
+    """An object schema's keys, required list and additionalProperties (RAISE: false)."""
+    required = sorted(name for name, field in schema.fields.items() if field.required)
+    return {"properties": set(schema.fields), "required": required, "additionalProperties": False}
+
+
+# --- the app ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> Flask:
+    """The real app on a migrated, seeded SQLite file (no tests/conftest.py provides one)."""
+    url = f"sqlite:///{tmp_path_factory.mktemp('openapi') / 'catalog.sqlite3'}"
+    flask_app = create_app({"database_url": url})
+    runner = flask_app.test_cli_runner()
+    for command in (["migrate"], ["seed"]):
+        result = runner.invoke(args=command)
+        assert result.exit_code == 0, result.output
+    return flask_app
+
+
+@pytest.fixture(scope="module")
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def openapi_path(rule: str) -> str:
+    """Flask's `/v1/models/<slug>` (or `<string:slug>`) as OpenAPI's `/v1/models/{slug}`."""
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+
+
+# --- (a) the document is valid OpenAPI 3.1 ------------------------------------------------
+
+
+def test_spec_is_valid_openapi_3_1(spec: dict[str, Any]) -> None:
+    assert spec["openapi"].startswith("3.1")
+    validate_spec(spec)
+
+
+def test_info_states_the_estimates_limits(spec: dict[str, Any]) -> None:
+    info = spec["info"]
+    assert info["title"] == "Fleet Sizer"
+    assert info["version"] == "0.1.0"
+    assert "optimistic lower bound" in info["description"]
+    left_out = LEAVES_OUT.split(":")[0].split(", ")
+    missing_items = [item for item in left_out if item not in info["description"]]
+    assert not missing_items, f"info.description does not say the model leaves out {missing_items}"
+
+
+# --- (b) exactly the app's routes ---------------------------------------------------------
+
+
+def test_paths_and_methods_equal_the_url_map(spec: dict[str, Any], app: Flask) -> None:
+    routes = {
+        (openapi_path(rule.rule), method)
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint != "static"
+        for method in (rule.methods or set()) - IGNORED_METHODS
+    }
+    documented = {(path, method) for path, method, _ in operations(spec)}
+    assert documented - routes == set(), "documented but not served"
+    assert routes - documented == set(), "served but not documented"
+
+
+# --- (c) planning parameters and bodies equal the marshmallow schemas ---------------------
+
+
+@pytest.mark.parametrize("path", sorted(PLANNING))
+def test_get_query_parameters_equal_the_schema_fields(spec: dict[str, Any], path: str) -> None:
+    schema = PLANNING[path]()
+    params = query_parameters(spec, spec["paths"][path]["get"])
+    expected = dict(query_fields(schema))
+    assert set(params) == set(expected) | RESERVED_QUERY
+    for name, field in expected.items():
+        assert params[name].get("required", False) is False, f"{name}: a GET form never requires it"
+        assert strip_annotations(params[name]["schema"]) == field_schema(field, query=True), name
+        if isinstance(field, fields.List):
+            # Comma-separated (`sweep=1,8,64`); requests.py takes repeated names as well.
+            assert (params[name]["style"], params[name]["explode"]) == ("form", False), name
+
+
+@pytest.mark.parametrize("path", sorted(PLANNING))
+def test_post_body_equals_the_schema_fields(spec: dict[str, Any], path: str) -> None:
+    schema = PLANNING[path]()
+    operation = spec["paths"][path]["post"]
+    assert set(query_parameters(spec, operation)) == RESERVED_QUERY
+    body = resolve(spec, operation["requestBody"])
+    assert body["required"] is True
+    assert set(body["content"]) == {"application/json"}
+    component = resolve(spec, body["content"]["application/json"]["schema"])
+    assert component is spec["components"]["schemas"][REQUEST_COMPONENTS[path]]
+    assert {
+        "properties": set(component["properties"]),
+        "required": sorted(component.get("required", [])),
+        "additionalProperties": component.get("additionalProperties"),
+    } == expected_object(schema)
+    for name, field in schema.fields.items():
+        assert strip_annotations(component["properties"][name]) == field_schema(field), name
+
+
+@pytest.mark.parametrize("marshmallow_schema", list(COMPONENTS), ids=lambda s: COMPONENTS[s])
+def test_inline_components_equal_their_schemas(spec: dict[str, Any], marshmallow_schema: type[Schema]) -> None:
+    schema = marshmallow_schema()
+    component = spec["components"]["schemas"][COMPONENTS[marshmallow_schema]]
+    assert {
+        "properties": set(component["properties"]),
+        "required": sorted(component.get("required", [])),
+        "additionalProperties": component.get("additionalProperties"),
+    } == expected_object(schema)
+    for name, field in schema.fields.items():
+        assert strip_annotations(component["properties"][name]) == field_schema(field), name
+
+
+def test_every_field_has_a_description(spec: dict[str, Any]) -> None:
+    """Units live in the descriptions, so none may be missing."""
+    bare = []
+    for name, component in spec["components"]["schemas"].items():
+        for key, prop in component.get("properties", {}).items():
+            if "description" not in prop and "$ref" not in prop:
+                bare.append(f"{name}.{key}")
+    for name, param in spec["components"]["parameters"].items():
+        if not param.get("description"):
+            bare.append(f"parameter {name}")
+    assert not bare
+
+
+# --- (d) real answers: every key documented, every status documented ----------------------
+
+
+def undocumented(spec: dict[str, Any], value: Any, schema: Any, where: str = "$") -> list[str]:
+    """Paths of keys in `value` that `schema` does not name: properties (merged over allOf
+    and the object branches of oneOf/anyOf), or a schema-valued additionalProperties."""
+    schema = resolve(spec, schema)
+    if isinstance(value, dict):
+        properties: dict[str, Any] = {}
+        extra: Any = None
+        for part in _object_parts(spec, schema):
+            properties.update(part.get("properties", {}))
+            if isinstance(part.get("additionalProperties"), dict):
+                extra = part["additionalProperties"]
+        found = []
+        for key, item in value.items():
+            sub = properties.get(key, extra)
+            if sub is None:
+                found.append(f"{where}.{key}")
+            else:
+                found.extend(undocumented(spec, item, sub, f"{where}.{key}"))
+        return found
+    if isinstance(value, list):
+        items = next((p["items"] for p in _object_parts(spec, schema) if "items" in p), None)
+        if items is None:
+            return [f"{where}[]"] if value else []
+        return [path for i, item in enumerate(value) for path in undocumented(spec, item, items, f"{where}[{i}]")]
+    return []
+
+
+def _object_parts(spec: dict[str, Any], schema: Any) -> Iterator[dict[str, Any]]:
+    schema = resolve(spec, schema)
+    yield schema
+    for word in ("allOf", "oneOf", "anyOf"):
+        for branch in schema.get(word, []):
+            yield from _object_parts(spec, branch)
+
+
+def response_schema(spec: dict[str, Any], name: str) -> Draft202012Validator:
+    """A validator for components/schemas/<name> with the spec's components in reach."""
+    return Draft202012Validator({"$ref": f"#/components/schemas/{name}", "components": spec["components"]})
+
+
+def matching_operation(spec: dict[str, Any], app: Flask, method: str, url: str) -> dict[str, Any]:
+    adapter = app.url_map.bind("localhost")
+    rule, _ = adapter.match(url.split("?")[0], method=method, return_rule=True)
+    return spec["paths"][openapi_path(rule.rule)][method.lower()]
+
+
+INLINE_GPU = {
+    "name": "next-gen card",
+    "memory_gb": 192,
+    "memory_bandwidth_tb_per_s": 8,
+    "peak_tflops": {"bf16": 2250, "fp8": 4500},
+    "native_precisions": ["bf16", "fp8"],
+    "interconnect": {"kind": "nvlink5", "bandwidth_gb_per_s": 900, "latency_us": 5},
+    "mig_profiles": [{"name": "1g.23gb", "compute_slices": 1, "memory_slices": 1, "memory_gb": 23,
+                      "max_instances": 7}],
+}
+
+# (method, url, JSON body or raw (content type, bytes), status, response component)
+CASES: list[tuple[str, str, Any, int, str]] = [
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&concurrency=8", None, 200, "FitResponse"),
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu.memory_gb=24&gpu.native_precisions=bf16,fp8", None, 200,
+     "FitResponse"),
+    ("POST", "/v1/fit", {"model": "llama-3.1-70b", "gpu": "a100-sxm-80gb", "mig_profile": "7g.80gb"}, 200,
+     "FitResponse"),
+    ("GET", "/v1/throughput?model=llama-3.1-70b&gpu=h100-sxm&sweep=1,8,64,4096", None, 200,
+     "ThroughputResponse"),
+    ("POST", "/v1/throughput", {"model": "deepseek-v3", "gpu": INLINE_GPU, "weight_precision": "fp8",
+                                "sweep": [1, 32]}, 200, "ThroughputResponse"),
+    ("GET", "/v1/cost?model=llama-3.1-8b&gpu=h100-sxm", None, 200, "CostResponse"),
+    ("POST", "/v1/cost", {"price_per_gpu_hour_usd": 2.5, "tokens_per_s": 1200, "gpus": 2}, 200, "CostResponse"),
+    ("GET", "/v1/models", None, 200, "ModelList"),
+    ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
+    ("GET", "/v1/gpus", None, 200, "GpuList"),
+    ("GET", "/v1/gpus/h100-sxm", None, 200, "Gpu"),
+    ("GET", "/healthz", None, 200, "Health"),
+    ("GET", "/livez", None, 200, "Health"),
+    ("GET", "/readyz", None, 200, "Ready"),
+    ("GET", "/v1/gpus/no-such-gpu", None, 404, "Problem"),
+    ("GET", "/v1/fit?model=no-such-model&gpu=h100-sxm", None, 404, "Problem"),
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=-1", None, 422, "Problem"),
+    ("GET", "/v1/models?format=xml", None, 422, "Problem"),
+    ("POST", "/v1/throughput", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel": 3}, 422, "Problem"),
+    ("POST", "/v1/fit", {"model": {"params_total": 1}, "gpu": "h100-sxm"}, 422, "Problem"),
+    ("POST", "/v1/cost", ("application/json", b"{not json"), 400, "Problem"),
+    ("POST", "/v1/fit", ("text/plain", b"model=llama-3.1-8b"), 415, "Problem"),
+    ("POST", "/v1/fit", ("application/json", b'{"model": "' + b"x" * (2 << 20) + b'"}'), 413, "Problem"),
+]
+
+
+@pytest.mark.parametrize(("method", "url", "body", "status", "component"), CASES,
+                         ids=[f"{c[0]} {c[1][:60]} {c[3]}" for c in CASES])
+def test_real_answers_are_documented(
+    spec: dict[str, Any], app: Flask, client: FlaskClient,
+    method: str, url: str, body: Any, status: int, component: str,
+) -> None:
+    if isinstance(body, tuple):
+        response = client.open(url, method=method, content_type=body[0], data=body[1])
+    else:
+        response = client.open(url, method=method, json=body)
+    assert response.status_code == status, response.get_data(as_text=True)[:500]
+
+    responses = matching_operation(spec, app, method, url)["responses"]
+    assert str(status) in responses, f"{method} {url}: status {status} is not documented"
+    documented = resolve(spec, responses[str(status)])
+    assert response.mimetype in documented["content"], f"{response.mimetype} not documented for {status}"
+    documented_schema = resolve(spec, documented["content"][response.mimetype]["schema"])
+    assert documented_schema is spec["components"]["schemas"][component]
+
+    data = response.get_json()
+    assert undocumented(spec, data, documented_schema) == []
+    errors = sorted(response_schema(spec, component).iter_errors(data), key=str)
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
+
+
+def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
+    """An unmigrated database: /readyz refuses with problem+json and its `checks`."""
+    bare = create_app({"database_url": f"sqlite:///{tmp_path / 'empty.sqlite3'}"})
+    response = bare.test_client().get("/readyz")
+    assert response.status_code == 503
+    documented = resolve(spec, spec["paths"]["/readyz"]["get"]["responses"]["503"])
+    assert response.mimetype in documented["content"]
+    schema = documented["content"][response.mimetype]["schema"]
+    assert undocumented(spec, response.get_json(), schema) == []
+    assert not list(response_schema(spec, "Problem").iter_errors(response.get_json()))
+    bare.extensions["fleet_sizer"]["engine"].dispose()
+
+
+@pytest.mark.parametrize(("url", "headers"), [
+    ("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&format=csv", {}),
+    ("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&sweep=1,8", {"Accept": "text/csv"}),
+    ("/v1/cost?tokens_per_s=100&price_per_gpu_hour_usd=2&format=csv", {}),
+    ("/v1/models?format=csv", {}),
+    ("/v1/gpus/l4", {"Accept": "text/csv"}),
+])
+def test_csv_answers_are_documented(
+    spec: dict[str, Any], app: Flask, client: FlaskClient, url: str, headers: dict[str, str]
+) -> None:
+    response = client.get(url, headers=headers)
+    assert response.status_code == 200
+    assert response.mimetype == "text/csv"
+    ok = resolve(spec, matching_operation(spec, app, "GET", url)["responses"]["200"])
+    assert "text/csv" in ok["content"]
+
+
+def test_every_planning_and_catalog_answer_offers_json_and_csv(spec: dict[str, Any]) -> None:
+    for path, method, operation in operations(spec):
+        if path.startswith("/v1/"):
+            ok = resolve(spec, operation["responses"]["200"])
+            assert set(ok["content"]) == {"application/json", "text/csv"}, f"{method} {path}"
+            assert "format" in query_parameters(spec, operation), f"{method} {path}"
+
+
+def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
+    expected_statuses = {
+        ("/v1/fit", "GET"): {"404", "422"}, ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"},
+        ("/v1/models", "GET"): {"422"}, ("/v1/models/{slug}", "GET"): {"404", "422"},
+        ("/readyz", "GET"): {"503"}, ("/healthz", "GET"): set(),
+    }
+    for path, method, operation in operations(spec):
+        responses = operation["responses"]
+        assert "default" in responses, f"{method} {path}: no default (500) response"
+        errors = {code for code in responses if code != "default" and int(code) >= 400}
+        if (path, method) in expected_statuses:
+            assert errors == expected_statuses[(path, method)], f"{method} {path}"
+        for code in [*errors, "default"]:
+            content = resolve(spec, responses[code])["content"]
+            assert set(content) == {"application/problem+json"}, f"{method} {path} {code}"
+            assert content["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
