@@ -45,7 +45,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         "schema_head": schema_head(),
     }
 
-    from app.api import catalog, errors, ops, planning
+    from app.api import catalog, errors, fleet, ops, planning
     from app.api.lookup import close_session
 
     errors.init_app(app)
@@ -53,6 +53,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(ops.bp)
     app.register_blueprint(planning.bp)
     app.register_blueprint(catalog.bp)
+    app.register_blueprint(fleet.bp)
 
     from app import cli
 

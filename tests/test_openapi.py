@@ -33,6 +33,7 @@ from app.api.schemas import (
     InterconnectSchema,
     MigProfileSchema,
     PeakSchema,
+    RooflineSchema,
     SlugOrInline,
     ThroughputSchema,
 )
@@ -41,8 +42,18 @@ from app.sizing.precision import ALIASES, PRECISIONS
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
-PLANNING = {"/v1/fit": FitSchema, "/v1/throughput": ThroughputSchema, "/v1/cost": CostSchema}
-REQUEST_COMPONENTS = {"/v1/fit": "FitRequest", "/v1/throughput": "ThroughputRequest", "/v1/cost": "CostRequest"}
+PLANNING = {
+    "/v1/fit": FitSchema,
+    "/v1/throughput": ThroughputSchema,
+    "/v1/cost": CostSchema,
+    "/v1/roofline": RooflineSchema,
+}
+REQUEST_COMPONENTS = {
+    "/v1/fit": "FitRequest",
+    "/v1/throughput": "ThroughputRequest",
+    "/v1/cost": "CostRequest",
+    "/v1/roofline": "RooflineRequest",
+}
 # marshmallow schema -> the component that documents it.
 COMPONENTS: dict[type[Schema], str] = {
     InlineModelSchema: "InlineModel",
@@ -114,8 +125,12 @@ def _accepts(validator: Any, value: str) -> bool:
 
 
 def _scalar_type(field: fields.Field) -> str:
-    for kind, name in ((fields.Boolean, "boolean"), (fields.Integer, "integer"), (fields.Float, "number"),
-                       (fields.String, "string")):
+    for kind, name in (
+        (fields.Boolean, "boolean"),
+        (fields.Integer, "integer"),
+        (fields.Float, "number"),
+        (fields.String, "string"),
+    ):
         if isinstance(field, kind):
             return name
     raise AssertionError(f"no JSON type known for {type(field).__name__}: teach this test about it")
@@ -201,24 +216,7 @@ def expected_object(schema: Schema) -> dict[str, Any]:
     return {"properties": set(schema.fields), "required": required, "additionalProperties": False}
 
 
-# --- the app ------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory: pytest.TempPathFactory) -> Flask:
-    """The real app on a migrated, seeded SQLite file (no tests/conftest.py provides one)."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('openapi') / 'catalog.sqlite3'}"
-    flask_app = create_app({"database_url": url})
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    return flask_app
-
-
-@pytest.fixture(scope="module")
-def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+# --- the app: `app` and `client` come from tests/conftest.py (migrated, seeded SQLite) --
 
 
 def openapi_path(rule: str) -> str:
@@ -377,23 +375,38 @@ INLINE_GPU = {
     "peak_tflops": {"bf16": 2250, "fp8": 4500},
     "native_precisions": ["bf16", "fp8"],
     "interconnect": {"kind": "nvlink5", "bandwidth_gb_per_s": 900, "latency_us": 5},
-    "mig_profiles": [{"name": "1g.23gb", "compute_slices": 1, "memory_slices": 1, "memory_gb": 23,
-                      "max_instances": 7}],
+    "mig_profiles": [{"name": "1g.23gb", "compute_slices": 1, "memory_slices": 1, "memory_gb": 23, "max_instances": 7}],
 }
 
 # (method, url, JSON body or raw (content type, bytes), status, response component)
 CASES: list[tuple[str, str, Any, int, str]] = [
     ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&concurrency=8", None, 200, "FitResponse"),
-    ("GET", "/v1/fit?model=llama-3.1-8b&gpu.memory_gb=24&gpu.native_precisions=bf16,fp8", None, 200,
-     "FitResponse"),
-    ("POST", "/v1/fit", {"model": "llama-3.1-70b", "gpu": "a100-sxm-80gb", "mig_profile": "7g.80gb"}, 200,
-     "FitResponse"),
-    ("GET", "/v1/throughput?model=llama-3.1-70b&gpu=h100-sxm&sweep=1,8,64,4096", None, 200,
-     "ThroughputResponse"),
-    ("POST", "/v1/throughput", {"model": "deepseek-v3", "gpu": INLINE_GPU, "weight_precision": "fp8",
-                                "sweep": [1, 32]}, 200, "ThroughputResponse"),
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu.memory_gb=24&gpu.native_precisions=bf16,fp8", None, 200, "FitResponse"),
+    (
+        "POST",
+        "/v1/fit",
+        {"model": "llama-3.1-70b", "gpu": "a100-sxm-80gb", "mig_profile": "7g.80gb"},
+        200,
+        "FitResponse",
+    ),
+    ("GET", "/v1/throughput?model=llama-3.1-70b&gpu=h100-sxm&sweep=1,8,64,4096", None, 200, "ThroughputResponse"),
+    (
+        "POST",
+        "/v1/throughput",
+        {"model": "deepseek-v3", "gpu": INLINE_GPU, "weight_precision": "fp8", "sweep": [1, 32]},
+        200,
+        "ThroughputResponse",
+    ),
     ("GET", "/v1/cost?model=llama-3.1-8b&gpu=h100-sxm", None, 200, "CostResponse"),
     ("POST", "/v1/cost", {"price_per_gpu_hour_usd": 2.5, "tokens_per_s": 1200, "gpus": 2}, 200, "CostResponse"),
+    ("GET", "/v1/roofline?m=16&k=8192&n=8192&gpu=h100-sxm&weight_precision=fp8", None, 200, "RooflineResponse"),
+    (
+        "POST",
+        "/v1/roofline",
+        {"m": 1, "k": 4096, "n": 4096, "peak_tflops": 300, "memory_bandwidth_tb_per_s": 2},
+        200,
+        "RooflineResponse",
+    ),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),
@@ -405,6 +418,7 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("GET", "/v1/fit?model=no-such-model&gpu=h100-sxm", None, 404, "Problem"),
     ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=-1", None, 422, "Problem"),
     ("GET", "/v1/models?format=xml", None, 422, "Problem"),
+    ("GET", "/v1/roofline?m=1&k=1&n=1", None, 422, "Problem"),
     ("POST", "/v1/throughput", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel": 3}, 422, "Problem"),
     ("POST", "/v1/fit", {"model": {"params_total": 1}, "gpu": "h100-sxm"}, 422, "Problem"),
     ("POST", "/v1/cost", ("application/json", b"{not json"), 400, "Problem"),
@@ -413,11 +427,18 @@ CASES: list[tuple[str, str, Any, int, str]] = [
 ]
 
 
-@pytest.mark.parametrize(("method", "url", "body", "status", "component"), CASES,
-                         ids=[f"{c[0]} {c[1][:60]} {c[3]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("method", "url", "body", "status", "component"), CASES, ids=[f"{c[0]} {c[1][:60]} {c[3]}" for c in CASES]
+)
 def test_real_answers_are_documented(
-    spec: dict[str, Any], app: Flask, client: FlaskClient,
-    method: str, url: str, body: Any, status: int, component: str,
+    spec: dict[str, Any],
+    app: Flask,
+    client: FlaskClient,
+    method: str,
+    url: str,
+    body: Any,
+    status: int,
+    component: str,
 ) -> None:
     if isinstance(body, tuple):
         response = client.open(url, method=method, content_type=body[0], data=body[1])
@@ -451,13 +472,17 @@ def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
     bare.extensions["fleet_sizer"]["engine"].dispose()
 
 
-@pytest.mark.parametrize(("url", "headers"), [
-    ("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&format=csv", {}),
-    ("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&sweep=1,8", {"Accept": "text/csv"}),
-    ("/v1/cost?tokens_per_s=100&price_per_gpu_hour_usd=2&format=csv", {}),
-    ("/v1/models?format=csv", {}),
-    ("/v1/gpus/l4", {"Accept": "text/csv"}),
-])
+@pytest.mark.parametrize(
+    ("url", "headers"),
+    [
+        ("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&format=csv", {}),
+        ("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&sweep=1,8", {"Accept": "text/csv"}),
+        ("/v1/cost?tokens_per_s=100&price_per_gpu_hour_usd=2&format=csv", {}),
+        ("/v1/roofline?m=1&k=64&n=64&gpu=l4&format=csv", {}),
+        ("/v1/models?format=csv", {}),
+        ("/v1/gpus/l4", {"Accept": "text/csv"}),
+    ],
+)
 def test_csv_answers_are_documented(
     spec: dict[str, Any], app: Flask, client: FlaskClient, url: str, headers: dict[str, str]
 ) -> None:
@@ -478,9 +503,12 @@ def test_every_planning_and_catalog_answer_offers_json_and_csv(spec: dict[str, A
 
 def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
     expected_statuses = {
-        ("/v1/fit", "GET"): {"404", "422"}, ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"},
-        ("/v1/models", "GET"): {"422"}, ("/v1/models/{slug}", "GET"): {"404", "422"},
-        ("/readyz", "GET"): {"503"}, ("/healthz", "GET"): set(),
+        ("/v1/fit", "GET"): {"404", "422"},
+        ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"},
+        ("/v1/models", "GET"): {"422"},
+        ("/v1/models/{slug}", "GET"): {"404", "422"},
+        ("/readyz", "GET"): {"503"},
+        ("/healthz", "GET"): set(),
     }
     for path, method, operation in operations(spec):
         responses = operation["responses"]

@@ -56,19 +56,13 @@ def card_compute_slices(gpu: GpuSpec) -> int:
     return max((p.compute_slices for p in gpu.mig_profiles), default=COMPUTE_SLICES_PER_CARD)
 
 
-def mig_card_share(gpu: GpuSpec, profile: MigProfile) -> float:
-    """The part of a card a slice takes away: its compute or its memory, whichever is more
-    (a 1g.20gb has a seventh of the SMs but a quarter of the memory: four fit, not seven)."""
-    return max(
-        profile.compute_slices / card_compute_slices(gpu),
-        profile.memory_slices / MEMORY_SLICES_PER_CARD,
-    )
-
-
 def mig_target(gpu: GpuSpec, profile: MigProfile) -> GpuSpec:
     """A MIG slice as a GPU of its own: its own memory, compute_slices/7 of the card's
     compute, memory_slices/8 of its bandwidth, and the same share of the host's CPU cores
-    (seed 002: 2 cores for a seventh, 14 for the card). Slices do not form TP groups."""
+    (seed 002: 2 cores for a seventh, 14 for the card). Slices do not form TP groups.
+
+    A slice's price is the card's over the profile's max instances: what each slice costs
+    when cards are filled with that profile, the way a fleet packs them."""
     compute_share = profile.compute_slices / card_compute_slices(gpu)
     bandwidth_share = profile.memory_slices / MEMORY_SLICES_PER_CARD
     return replace(
@@ -83,7 +77,7 @@ def mig_target(gpu: GpuSpec, profile: MigProfile) -> GpuSpec:
         interconnect_kind=None,
         interconnect_bandwidth_gb_per_s=None,
         interconnect_latency_us=None,
-        hourly_price_usd=None if gpu.hourly_price_usd is None else gpu.hourly_price_usd * mig_card_share(gpu, profile),
+        hourly_price_usd=None if gpu.hourly_price_usd is None else gpu.hourly_price_usd / profile.max_instances,
         host_cpu_cores=None if gpu.host_cpu_cores is None else gpu.host_cpu_cores * compute_share,
         mig_profiles=(),
     )

@@ -88,6 +88,7 @@ def _precision(name: str, field_name: str) -> str:
 
 @dataclass(frozen=True)
 class FitPlan:
+    model: ModelSpec
     target: Target
     weight_precision: str
     precision_native: bool
@@ -169,6 +170,7 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
             f"max_context {model.max_context}"
         )
     return FitPlan(
+        model=model,
         target=target,
         weight_precision=choice.weight_precision,
         precision_native=choice.native,
@@ -223,10 +225,20 @@ class ThroughputPlan:
         return cost_mod.cost_per_million_tokens_usd(self.price_per_gpu_hour_usd, self.work.tp, tokens_per_s)
 
 
-def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> ThroughputPlan:
-    """How fast, what bounds it, and what a token costs, at `inputs.concurrency` and each
-    concurrency of the sweep."""
-    fitted = plan_fit(model, gpu, inputs)
+@dataclass(frozen=True)
+class TimingSetup:
+    """A fitted replica made ready for the roofline: workload, hardware, price."""
+
+    work: timing.Workload
+    hardware: timing.Hardware
+    compute_precision: str
+    peak_tflops: float
+    context_tokens: float
+    price_per_gpu_hour_usd: float | None
+
+
+def prepare_timing(fitted: FitPlan, inputs: PlanInputs) -> TimingSetup:
+    """Refuses (naming the field) when the GPU lacks a figure the timing needs."""
     target = fitted.target.gpu
     bandwidth = _require(target.memory_bandwidth_tb_per_s, "gpu.memory_bandwidth_tb_per_s", "memory bandwidth")
     compute_precision, peak = compute_peak_tflops(target, inputs.compute_precision, fitted.weight_precision)
@@ -238,7 +250,7 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
         )
         _require(target.interconnect_latency_us, "gpu.interconnect.latency_us", "interconnect latency")
     work = timing.Workload(
-        model, fitted.weight_precision, fitted.kv_precision, tp, inputs.prompt_tokens, inputs.output_tokens
+        fitted.model, fitted.weight_precision, fitted.kv_precision, tp, inputs.prompt_tokens, inputs.output_tokens
     )
     hardware = timing.Hardware(
         bandwidth_bytes_per_s=bandwidth * 1e12,
@@ -253,21 +265,30 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
         context = float(inputs.prompt_tokens + inputs.output_tokens)
     else:
         context = inputs.prompt_tokens + inputs.output_tokens / 2
+    price = inputs.price_per_gpu_hour_usd
+    if price is None:
+        price = target.hourly_price_usd
+    return TimingSetup(work, hardware, compute_precision, peak, context, price)
+
+
+def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> ThroughputPlan:
+    """How fast, what bounds it, and what a token costs, at `inputs.concurrency` and each
+    concurrency of the sweep."""
+    fitted = plan_fit(model, gpu, inputs)
+    setup = prepare_timing(fitted, inputs)
+    work, hardware = setup.work, setup.hardware
 
     def point(concurrency: int) -> Point:
         return Point(
             concurrency=concurrency,
-            decode=timing.decode_step(work, hardware, concurrency, context),
+            decode=timing.decode_step(work, hardware, concurrency, setup.context_tokens),
             prefill=timing.prefill(work, hardware, concurrency),
             steady=timing.continuous_batching(work, hardware, concurrency, inputs.max_batched_tokens),
             output_tokens=inputs.output_tokens,
         )
 
-    price = inputs.price_per_gpu_hour_usd
-    if price is None:
-        price = target.hourly_price_usd
     warnings = list(fitted.warnings)
-    if price is None:
+    if setup.price_per_gpu_hour_usd is None:
         warnings.append("no hourly price for this GPU: pass price_per_gpu_hour_usd for costs")
     here = point(inputs.concurrency)
     if here.steady is None:
@@ -279,12 +300,12 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
         fit=fitted,
         work=work,
         hardware=hardware,
-        compute_precision=compute_precision,
-        peak_tflops=peak,
-        context_tokens=context,
+        compute_precision=setup.compute_precision,
+        peak_tflops=setup.peak_tflops,
+        context_tokens=setup.context_tokens,
         point=here,
-        crossover_concurrency=timing.crossover_concurrency(work, hardware, context),
-        price_per_gpu_hour_usd=price,
+        crossover_concurrency=timing.crossover_concurrency(work, hardware, setup.context_tokens),
+        price_per_gpu_hour_usd=setup.price_per_gpu_hour_usd,
         sweep=[point(b) for b in inputs.sweep],
         warnings=warnings,
     )

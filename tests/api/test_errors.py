@@ -28,7 +28,7 @@ def assert_problem(response: TestResponse, status: int, path: str | None = None)
     assert response.mimetype == PROBLEM_JSON, response.headers.get("Content-Type")
     body = json.loads(response.get_data(as_text=True))
     assert isinstance(body, dict)
-    assert PROBLEM_KEYS <= body.keys(), body
+    assert body.keys() >= PROBLEM_KEYS, body
     assert body["status"] == status
     assert isinstance(body["type"], str) and body["type"]
     assert isinstance(body["title"], str) and body["title"]
@@ -158,7 +158,8 @@ def test_a_sweep_of_exactly_256_is_accepted(client: FlaskClient) -> None:
 
 
 def test_an_unknown_mig_profile_is_a_422_naming_mig_profile(client: FlaskClient) -> None:
-    response = client.get("/v1/fit", query_string={"model": "llama-3.2-1b", "gpu": "h100-sxm", "mig_profile": "9g.99gb"})
+    query = {"model": "llama-3.2-1b", "gpu": "h100-sxm", "mig_profile": "9g.99gb"}
+    response = client.get("/v1/fit", query_string=query)
     body = assert_problem(response, 422)
     assert "9g.99gb" in field_errors(body, "mig_profile")
 

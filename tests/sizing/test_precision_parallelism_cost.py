@@ -89,8 +89,8 @@ def test_a_seventh_of_an_h100_has_its_memory_a_seventh_of_compute_an_eighth_of_b
     assert sliced.gpus_per_node == 1
 
 
-def test_a_slice_costs_the_larger_of_its_compute_and_memory_shares():
-    one_g_20 = H100_SXM.mig_profiles[1]  # a seventh of the SMs but a quarter of the memory
+def test_a_slice_costs_the_card_over_the_slices_one_card_holds():
+    one_g_20 = H100_SXM.mig_profiles[1]  # a seventh of the SMs but a quarter of the memory: 4 per card
     assert parallelism.mig_target(H100_SXM, one_g_20).hourly_price_usd == pytest.approx(3.0 / 4)
 
 

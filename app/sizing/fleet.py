@@ -1,0 +1,188 @@
+"""Fleet: traffic to replicas and GPUs, with redundancy, zones, MIG packing and the numbers
+an autoscaler needs (MODEL.md section 5 and the continuous-batching block)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import timing
+
+SECONDS_PER_DAY = 86_400
+
+TPOT_SLO = "tpot_slo"
+TTFT_SLO = "ttft_slo"
+KV_CAPACITY = "kv_capacity"
+TOKEN_BUDGET = "max_batched_tokens"
+MEASURED = "measured"
+
+
+@dataclass(frozen=True)
+class Demand:
+    """Traffic as output (and input) tokens per second, on average and at peak."""
+
+    requests_per_s: float
+    peak_to_average: float
+    prompt_tokens: int
+    output_tokens: int
+
+    @classmethod
+    def per_day(cls, requests_per_day: float, peak_to_average: float, prompt: int, output: int) -> Demand:
+        return cls(requests_per_day / SECONDS_PER_DAY, peak_to_average, prompt, output)
+
+    @property
+    def average_tokens_per_s(self) -> float:
+        return self.requests_per_s * self.output_tokens
+
+    @property
+    def peak_tokens_per_s(self) -> float:
+        return self.average_tokens_per_s * self.peak_to_average
+
+    @property
+    def average_input_tokens_per_s(self) -> float:
+        return self.requests_per_s * self.prompt_tokens
+
+    @property
+    def peak_input_tokens_per_s(self) -> float:
+        return self.average_input_tokens_per_s * self.peak_to_average
+
+
+@dataclass(frozen=True)
+class ReplicaCapacity:
+    """What one replica sustains: the concurrency chosen and what binds it."""
+
+    concurrency: int
+    tokens_per_s: float
+    time_per_token_s: float | None
+    ttft_s: float | None
+    bound_by: str
+    meets_slo: bool
+
+
+def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:
+    if tpot_slo_s is not None and state.time_per_token_s > tpot_slo_s:
+        return False
+    return not (ttft_slo_s is not None and state.ttft_s > ttft_slo_s)
+
+
+def replica_capacity(
+    work: timing.Workload,
+    hw: timing.Hardware,
+    max_concurrency: int,
+    max_batched_tokens: int,
+    tpot_slo_s: float | None = None,
+    ttft_slo_s: float | None = None,
+) -> ReplicaCapacity | None:
+    """The largest concurrency within KV capacity (and the per-step token budget) whose
+    continuously batched time per token and TTFT meet the SLOs. None when not even one
+    sequence fits in the KV cache.
+
+    Both observed TPOT and TTFT grow with the concurrency, so the largest feasible one is
+    found by bisection. When even one sequence misses the SLO, that one is returned with
+    meets_slo False: the best this configuration can do.
+    """
+    # The budget must leave room for at least one prompt token beside the decodes.
+    ceiling = min(max_concurrency, max_batched_tokens - 1)
+    if ceiling < 1:
+        return None
+
+    def state(batch: int) -> timing.SteadyState:
+        steady = timing.continuous_batching(work, hw, batch, max_batched_tokens)
+        assert steady is not None  # batch < max_batched_tokens
+        return steady
+
+    low_state = state(1)
+    if not _meets(low_state, tpot_slo_s, ttft_slo_s):
+        missed = TPOT_SLO if tpot_slo_s is not None and low_state.time_per_token_s > tpot_slo_s else TTFT_SLO
+        return ReplicaCapacity(1, low_state.tokens_per_s, low_state.time_per_token_s, low_state.ttft_s, missed, False)
+    low, high = 1, ceiling
+    best = low_state
+    if _meets(top := state(ceiling), tpot_slo_s, ttft_slo_s):
+        low, best = ceiling, top
+    else:
+        while high - low > 1:
+            mid = (low + high) // 2
+            mid_state = state(mid)
+            if _meets(mid_state, tpot_slo_s, ttft_slo_s):
+                low, best = mid, mid_state
+            else:
+                high = mid
+    if low == max_concurrency:
+        bound = KV_CAPACITY
+    elif low == ceiling:
+        bound = TOKEN_BUDGET
+    else:
+        after = state(low + 1)
+        bound = TPOT_SLO if tpot_slo_s is not None and after.time_per_token_s > tpot_slo_s else TTFT_SLO
+    return ReplicaCapacity(low, best.tokens_per_s, best.time_per_token_s, best.ttft_s, bound, True)
+
+
+@dataclass(frozen=True)
+class Redundancy:
+    spare_replicas: int = 1  # N+1
+    zones: int = 1
+    headroom: float = 0.0
+
+
+@dataclass(frozen=True)
+class FleetSize:
+    replicas_average: int
+    replicas_peak: int
+    replicas_total: int
+    replicas_per_zone: int | None
+    gpus_average: int
+    gpus_peak: int
+    gpus_total: int
+    min_replicas: int
+    max_replicas: int
+
+
+def replicas_for(tokens_per_s: float, per_replica_tokens_per_s: float) -> int:
+    return math.ceil(tokens_per_s / per_replica_tokens_per_s - 1e-9)
+
+
+def gpus_for(replicas: int, gpus_per_replica: int, replicas_per_card: int | None) -> int:
+    """Whole cards: replicas x GPUs each, or for MIG slices the cards that hold them."""
+    if replicas_per_card:
+        return math.ceil(replicas / replicas_per_card)
+    return replicas * gpus_per_replica
+
+
+def size_fleet(
+    demand: Demand,
+    per_replica_tokens_per_s: float,
+    gpus_per_replica: int,
+    redundancy: Redundancy,
+    replicas_per_card: int | None = None,
+) -> FleetSize:
+    """Replicas for average and peak demand (scaled by headroom), plus N+1: a spare replica,
+    or with zones Z > 1 enough in each zone to carry the peak with one zone lost."""
+    scale = 1 + redundancy.headroom
+    average = replicas_for(demand.average_tokens_per_s * scale, per_replica_tokens_per_s)
+    peak = replicas_for(demand.peak_tokens_per_s * scale, per_replica_tokens_per_s)
+    per_zone = None
+    if redundancy.zones > 1:
+        per_zone = math.ceil(peak / (redundancy.zones - 1))
+        total = per_zone * redundancy.zones
+        # Losing any one zone must still leave the average carried: the floor is per zone too.
+        minimum = math.ceil(average / (redundancy.zones - 1)) * redundancy.zones
+    else:
+        total = peak + redundancy.spare_replicas
+        minimum = average + redundancy.spare_replicas
+    return FleetSize(
+        replicas_average=average,
+        replicas_peak=peak,
+        replicas_total=total,
+        replicas_per_zone=per_zone,
+        gpus_average=gpus_for(average, gpus_per_replica, replicas_per_card),
+        gpus_peak=gpus_for(peak, gpus_per_replica, replicas_per_card),
+        gpus_total=gpus_for(total, gpus_per_replica, replicas_per_card),
+        min_replicas=min(minimum, total),
+        max_replicas=total,
+    )
+
+
+def cold_start_s(weights_bytes: float, load_gb_per_s: float, engine_startup_s: float) -> float:
+    """Weights off storage at `load_gb_per_s`, then the engine's own start-up (CUDA graphs,
+    KV allocation): why the minimum keeps a spare warm."""
+    return weights_bytes / (load_gb_per_s * 1e9) + engine_startup_s

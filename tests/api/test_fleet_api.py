@@ -1,0 +1,164 @@
+"""/v1/fleet through HTTP: the seed's fleet example, SLO-bound replicas, MIG in the ranking,
+forecasts as JSON and CSV, the KEDA policy and the vLLM command line."""
+
+import csv
+import io
+
+import pytest
+import yaml
+
+from .helpers import get_ok, post_ok
+
+SEED = {  # seed 004: 1M requests/day x 500 output tokens, peak x3, 3,000 tok/s per GPU, $2.50/h, 720 h
+    "model": "llama-3.1-8b",
+    "gpu": "h100-sxm",
+    "requests_per_day": 1_000_000,
+    "output_tokens": 500,
+    "peak_to_average": 3,
+    "per_replica_tokens_per_s": 3000,
+    "price_per_gpu_hour_usd": 2.50,
+    "hours_per_month": 720,
+}
+
+
+def test_seed_fleet_is_5787_tokens_per_s_2_gpus_average_6_at_peak_7_with_n_plus_1(client):
+    body = get_ok(client, "/v1/fleet", **SEED)
+    assert body["average_tokens_per_s"] == pytest.approx(5787, abs=1)
+    assert body["peak_tokens_per_s"] == pytest.approx(17_361, abs=1)
+    assert (body["gpus_average"], body["gpus_peak"], body["gpus_total"]) == (2, 6, 7)
+    assert body["replica"]["bound_by"] == "measured"
+
+
+def test_seed_fleet_without_a_spare_costs_10800_a_month(client):
+    body = get_ok(client, "/v1/fleet", **SEED, spare_replicas=0)
+    assert body["gpus_total"] == 6
+    assert body["monthly_cost_usd"] == pytest.approx(10_800)
+
+
+def test_a_10_ms_tpot_slo_bounds_llama_3_1_8b_on_h100(client):
+    body = get_ok(
+        client,
+        "/v1/fleet",
+        model="llama-3.1-8b",
+        gpu="h100-sxm",
+        prompt_tokens=2048,
+        output_tokens=512,
+        requests_per_day=100_000,
+        tpot_slo_ms=10,
+    )
+    replica = body["replica"]
+    assert replica["bound_by"] == "tpot_slo"
+    assert replica["time_per_token_ms"] <= 10
+    # One more sequence would break the SLO: ask /v1/throughput's continuous-batching block.
+    after = get_ok(
+        client,
+        "/v1/throughput",
+        model="llama-3.1-8b",
+        gpu="h100-sxm",
+        prompt_tokens=2048,
+        output_tokens=512,
+        concurrency=replica["concurrency"] + 1,
+    )
+    assert after["continuous_batching"]["time_per_token_ms"] > 10
+    assert replica["concurrency"] < replica["max_concurrency"]
+
+
+def test_ranking_for_llama_3_2_1b_includes_mig_slices_and_picks_one_when_cheapest(client):
+    body = get_ok(client, "/v1/fleet", model="llama-3.2-1b", requests_per_day=50_000, tpot_slo_ms=50, limit=500)
+    options = body["options"]
+    assert any(o["mig_profile"] for o in options)
+    eligible = [o for o in options if o["eligible"]]
+    cheapest = min(o["monthly_cost_usd"] for o in eligible)
+    assert eligible[0]["monthly_cost_usd"] == cheapest
+    assert eligible[0]["mig_profile"] is not None
+    assert body["mig_profile"] == eligible[0]["mig_profile"]
+    assert [o["rank"] for o in eligible] == list(range(1, len(eligible) + 1))
+
+
+def test_ranking_explains_what_was_ruled_out(client):
+    body = get_ok(client, "/v1/fleet", model="llama-3.1-70b", requests_per_day=10_000, limit=500)
+    ruled_out = [o for o in body["options"] if not o["eligible"]]
+    assert ruled_out and all(o["why"].startswith("ruled out") for o in ruled_out)
+
+
+def test_an_slo_nothing_can_meet_answers_200_with_the_best_it_could_do(client):
+    body = get_ok(client, "/v1/fleet", model="llama-3.1-70b", requests_per_day=10_000, tpot_slo_ms=0.01)
+    assert body["status"] == "no option meets the SLO"
+    assert body["meets_slo"] is False
+    assert body["replica"]["concurrency"] == 1
+
+
+TWELVE = [{"period": f"2027-{m:02d}", "requests_per_day": 100_000 * m} for m in range(1, 13)]
+
+
+def test_a_12_period_forecast_returns_12_rows_as_json(client):
+    body = post_ok(client, "/v1/fleet", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "forecast": TWELVE})
+    assert [p["period"] for p in body["periods"]] == [p["period"] for p in TWELVE]
+    totals = [p["gpus_total"] for p in body["periods"]]
+    assert totals == sorted(totals)
+
+
+def test_a_12_period_forecast_returns_12_rows_as_csv(client):
+    response = client.post(
+        "/v1/fleet?format=csv", json={"model": "llama-3.1-8b", "gpu": "h100-sxm", "forecast": TWELVE}
+    )
+    assert response.status_code == 200
+    assert response.mimetype == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
+    assert len(rows) == 12 and rows[0]["period"] == "2027-01"
+
+
+def test_forecasts_are_capped(client):
+    periods = [{"period": str(i), "requests_per_day": 1} for i in range(121)]
+    response = client.post("/v1/fleet", json={"model": "llama-3.1-8b", "gpu": "h100-sxm", "forecast": periods})
+    assert response.status_code == 422
+    assert "forecast" in response.get_json()["errors"]
+
+
+@pytest.mark.parametrize("bad", [{"requests_per_day": -1}, {"requests_per_day": 10, "requests_per_second": 1}, {}])
+def test_traffic_must_be_one_non_negative_figure(client, bad):
+    response = client.get("/v1/fleet", query_string={"model": "llama-3.1-8b", "gpu": "h100-sxm", **bad})
+    assert response.status_code == 422
+    assert response.mimetype == "application/problem+json"
+    assert set(response.get_json()["errors"]) & {"requests_per_day", "requests_per_second"}
+
+
+def test_autoscaling_carries_the_kv_limited_in_flight_and_cold_start(client):
+    body = get_ok(client, "/v1/fleet", **{**SEED, "load_gb_per_s": 2, "engine_startup_s": 30})
+    scaling = body["autoscaling"]
+    assert scaling["max_in_flight_per_replica"] == body["replica"]["max_concurrency"]
+    assert scaling["min_replicas"] == 3 and scaling["max_replicas"] == 7
+    assert scaling["cold_start_s"] == pytest.approx(8_030_261_248 * 2 / 2e9 + 30)
+
+
+def test_vllm_command_takes_its_sizes_from_the_plan(client):
+    body = get_ok(
+        client, "/v1/fleet", model="llama-3.1-70b", gpu="h100-sxm", requests_per_day=10_000, kv_precision="fp8"
+    )
+    command = body["vllm_command"]
+    assert command.startswith("vllm serve ")
+    assert f"--tensor-parallel-size {body['replica']['tensor_parallel']}" in command
+    assert f"--max-num-seqs {body['autoscaling']['target_in_flight_per_replica']}" in command
+    assert "--max-model-len 2560" in command and "--kv-cache-dtype fp8" in command
+
+
+def test_keda_scaled_object_is_valid_yaml_with_the_plans_bounds(client):
+    response = client.get("/v1/fleet", query_string={**SEED, "format": "keda"})
+    assert response.status_code == 200 and response.mimetype == "application/yaml"
+    scaled = yaml.safe_load(response.get_data(as_text=True))
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1" and scaled["kind"] == "ScaledObject"
+    assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (3, 7)
+    queries = [t["metadata"]["query"] for t in scaled["spec"]["triggers"]]
+    assert any("vllm:num_requests_waiting" in q for q in queries)
+    assert all(isinstance(t["metadata"]["threshold"], str) for t in scaled["spec"]["triggers"])
+    name = scaled["metadata"]["name"]
+    assert len(name) <= 63 and name.replace("-", "").isalnum() and name == name.lower()
+
+
+def test_mig_fleet_counts_whole_cards_and_a_seventh_of_the_host_cpu(client):
+    body = get_ok(
+        client, "/v1/fleet", model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb", requests_per_day=200_000
+    )
+    assert body["replicas_per_card"] == 7
+    assert body["gpus_total"] == -(-body["replicas_total"] // 7)
+    assert body["host_cpu_cores"] == pytest.approx(2 * body["replicas_total"])

@@ -1,0 +1,121 @@
+"""Fleet sizing (MODEL.md section 5) against seed 004's fleet example and hand calculations."""
+
+import pytest
+
+from app.sizing import fleet, timing
+from app.sizing.fleet_plan import FleetInputs, Period, forecast, plan_fleet, rank
+from app.sizing.plan import PlanInputs
+
+from .specs import H100_SXM, L4, LLAMA_31_8B, LLAMA_31_70B
+
+# Seed 004: 1M requests/day x 500 output tokens, peak x3, 3,000 tokens/s per GPU.
+SEED_DEMAND = fleet.Demand.per_day(1_000_000, 3, 2000, 500)
+
+
+def test_one_million_requests_of_500_tokens_a_day_average_5787_tokens_per_s():
+    assert SEED_DEMAND.average_tokens_per_s == pytest.approx(1_000_000 * 500 / 86_400)
+    assert SEED_DEMAND.average_tokens_per_s == pytest.approx(5787, abs=1)
+    assert SEED_DEMAND.peak_tokens_per_s == pytest.approx(17_361, abs=1)
+
+
+def test_seed_fleet_is_2_gpus_average_6_at_peak_7_with_n_plus_1():
+    size = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(spare_replicas=1))
+    assert (size.gpus_average, size.gpus_peak, size.gpus_total) == (2, 6, 7)
+    assert size.min_replicas == 3 and size.max_replicas == 7
+
+
+def test_without_a_spare_the_seed_fleet_is_6_gpus():
+    assert fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(spare_replicas=0)).gpus_total == 6
+
+
+def test_three_zones_each_carry_half_the_peak_so_losing_one_is_survivable():
+    size = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(spare_replicas=1, zones=3))
+    assert size.replicas_per_zone == 3  # ceil(6 / (3 - 1))
+    assert size.replicas_total == 9  # the spare is not added on top
+
+
+def test_headroom_scales_demand_before_rounding():
+    size = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(spare_replicas=0, headroom=0.2))
+    assert size.replicas_peak == 7  # ceil(17,361 x 1.2 / 3,000) = ceil(6.94)
+
+
+def test_tensor_parallel_replicas_multiply_gpus_and_mig_slices_pack_into_cards():
+    assert fleet.size_fleet(SEED_DEMAND, 3000, 4, fleet.Redundancy()).gpus_total == 28
+    assert fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(), replicas_per_card=7).gpus_total == 1
+
+
+def test_an_exact_multiple_needs_no_extra_replica():
+    assert fleet.replicas_for(6000, 3000) == 2
+
+
+def test_cold_start_is_weights_over_load_bandwidth_plus_engine_start():
+    assert fleet.cold_start_s(16e9, 2.0, 30) == pytest.approx(38)
+
+
+HW = timing.Hardware(3.35e12, 989e12)
+WORK = timing.Workload(LLAMA_31_8B, "bf16", "bf16", 1, 2048, 512)
+
+
+def test_replica_concurrency_is_the_largest_under_a_10_ms_tpot_slo():
+    capacity = fleet.replica_capacity(WORK, HW, 166, 2048, tpot_slo_s=0.010)
+    assert capacity.bound_by == fleet.TPOT_SLO and capacity.meets_slo
+    at = timing.continuous_batching(WORK, HW, capacity.concurrency, 2048)
+    after = timing.continuous_batching(WORK, HW, capacity.concurrency + 1, 2048)
+    assert at.time_per_token_s <= 0.010 < after.time_per_token_s
+
+
+def test_without_slos_the_kv_cache_bounds_the_replica():
+    capacity = fleet.replica_capacity(WORK, HW, 166, 2048)
+    assert (capacity.concurrency, capacity.bound_by) == (166, fleet.KV_CAPACITY)
+
+
+def test_a_ttft_slo_binds_when_it_is_the_tighter_one():
+    capacity = fleet.replica_capacity(WORK, HW, 166, 2048, ttft_slo_s=0.080)
+    assert capacity.bound_by == fleet.TTFT_SLO
+    assert timing.continuous_batching(WORK, HW, capacity.concurrency + 1, 2048).ttft_s > 0.080
+
+
+def test_an_slo_even_one_sequence_misses_is_reported_not_raised():
+    capacity = fleet.replica_capacity(WORK, HW, 166, 2048, tpot_slo_s=0.001)
+    assert capacity.concurrency == 1 and not capacity.meets_slo
+
+
+def test_plan_fleet_prices_the_whole_fleet_per_month():
+    plan = plan_fleet(
+        LLAMA_31_8B,
+        H100_SXM,
+        "h100-sxm",
+        PlanInputs(prompt_tokens=2048, output_tokens=500),
+        FleetInputs(
+            requests_per_s=1_000_000 / 86_400,
+            peak_to_average=3,
+            per_replica_tokens_per_s=3000,
+            hours_per_month=720,
+            redundancy=fleet.Redundancy(spare_replicas=0),
+        ),
+    )
+    assert plan.size.gpus_total == 6
+    assert plan.monthly_cost_usd == pytest.approx(6 * 3.0 * 720)
+    assert plan.capacity.bound_by == fleet.MEASURED
+
+
+def test_a_forecast_sizes_each_period():
+    base = plan_fleet(
+        LLAMA_31_8B, H100_SXM, "h100-sxm", PlanInputs(), FleetInputs(requests_per_s=1, per_replica_tokens_per_s=1000)
+    )
+    periods = [Period(f"2027-{m:02d}", 86_400 * m) for m in range(1, 13)]
+    rows = forecast(base, periods, FleetInputs(requests_per_s=1, per_replica_tokens_per_s=1000))
+    assert len(rows) == 12
+    # m requests/s x 512 tokens over 1,000 tokens/s per replica, plus the spare.
+    assert [plan.size.replicas_total for _, plan in rows] == [-(-m * 512 // 1000) + 1 for m in range(1, 13)]
+
+
+def test_ranking_puts_the_cheapest_option_meeting_the_slo_first():
+    options = rank(
+        LLAMA_31_70B, [("h100-sxm", H100_SXM), ("l4", L4)], PlanInputs(), FleetInputs(requests_per_s=2, tpot_slo_ms=100)
+    )
+    eligible = [o for o in options if o.eligible]
+    costs = [o.plan.monthly_cost_usd for o in eligible]
+    assert costs == sorted(costs)
+    assert all(o.gpu == "h100-sxm" for o in eligible)  # a 70B in bf16 fits no single 24 GB L4
+    assert any(o.gpu == "l4" and o.ruled_out for o in options)
