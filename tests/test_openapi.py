@@ -4,9 +4,9 @@ parameters and POST body properties, and every key and status code a real answer
 
 Decision on inline specs in query strings: the dotted GET parameters (`model.layers=32`,
 `gpu.memory_gb=80`, `gpu.peak_tflops.bf16=989`, `gpu.interconnect.latency_us=10`, …) ARE
-listed, one parameter each, derived here from InlineModelSchema and InlineGpuSchema. Only
-`gpu.mig_profiles` (a list of objects) cannot be spelled as a query parameter and is
-therefore absent from the GET forms; it stays in the POST body's InlineGpu.
+listed, one parameter each, derived here from InlineModelSchema and InlineGpuSchema. Lists of
+objects cannot be spelled as query parameters: `gpu.mig_profiles` and fleet's `forecast` are
+absent from the GET forms and stay in the POST bodies.
 """
 
 from __future__ import annotations
@@ -21,38 +21,41 @@ import yaml
 from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
-from marshmallow import Schema, fields, missing, validate
+from marshmallow import RAISE, Schema, fields, missing, validate
 from openapi_spec_validator import validate as validate_spec
 
 from app import create_app
+from app.api import fleet as fleet_api
+from app.api import planning as planning_api
+from app.api.fleet import PeriodSchema
 from app.api.schemas import (
-    CostSchema,
-    FitSchema,
     InlineGpuSchema,
     InlineModelSchema,
     InterconnectSchema,
     MigProfileSchema,
     PeakSchema,
-    RooflineSchema,
     SlugOrInline,
-    ThroughputSchema,
 )
 from app.sizing.plan import LEAVES_OUT
 from app.sizing.precision import ALIASES, PRECISIONS
 
 SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
-PLANNING = {
-    "/v1/fit": FitSchema,
-    "/v1/throughput": ThroughputSchema,
-    "/v1/cost": CostSchema,
-    "/v1/roofline": RooflineSchema,
+# Each planning path and the very schema instance its view parses with (fleet's excludes
+# sweep, concurrency and kv_read_context), and the component documenting its POST body.
+PLANNING: dict[str, Schema] = {
+    "/v1/fit": planning_api._fit_schema,
+    "/v1/throughput": planning_api._throughput_schema,
+    "/v1/cost": planning_api._cost_schema,
+    "/v1/roofline": planning_api._roofline_schema,
+    "/v1/fleet": fleet_api._schema,
 }
 REQUEST_COMPONENTS = {
     "/v1/fit": "FitRequest",
     "/v1/throughput": "ThroughputRequest",
     "/v1/cost": "CostRequest",
     "/v1/roofline": "RooflineRequest",
+    "/v1/fleet": "FleetRequest",
 }
 # marshmallow schema -> the component that documents it.
 COMPONENTS: dict[type[Schema], str] = {
@@ -61,6 +64,7 @@ COMPONENTS: dict[type[Schema], str] = {
     MigProfileSchema: "MigProfile",
     PeakSchema: "PeakTflops",
     InterconnectSchema: "Interconnect",
+    PeriodSchema: "ForecastPeriod",
 }
 # Query parameters that are the app's, not a schema field's (app/api/requests.py RESERVED).
 RESERVED_QUERY = {"format"}
@@ -177,6 +181,8 @@ def field_schema(field: fields.Field, *, query: bool = False) -> dict[str, Any]:
                     schema[word] = bound
         elif isinstance(validator, validate.OneOf):
             schema["enum"] = list(validator.choices)
+        elif isinstance(validator, validate.Regexp):
+            schema["pattern"] = validator.regex.pattern
         else:  # the precision validator: an enum of the spellings it accepts
             schema["enum"] = [name for name in PRECISION_CANDIDATES if _accepts(validator, name)]
     default = field.load_default
@@ -189,12 +195,17 @@ def field_schema(field: fields.Field, *, query: bool = False) -> dict[str, Any]:
     return schema
 
 
+def _objects(field: fields.Field) -> bool:
+    """A list of objects (fleet's `forecast`, a GPU's `mig_profiles`): no query spelling."""
+    return isinstance(field, fields.List) and isinstance(field.inner, fields.Nested)
+
+
 def query_fields(schema: Schema) -> Iterator[tuple[str, fields.Field]]:
     """GET parameter names of a planning schema and their fields: the flat fields, then the
-    dotted inline ones (`model.layers`, `gpu.peak_tflops.bf16`); lists of objects have no
-    query spelling."""
+    dotted inline ones (`model.layers`, `gpu.peak_tflops.bf16`); lists of objects left out."""
     for name, field in schema.fields.items():
-        yield name, field
+        if not _objects(field):
+            yield name, field
     for name, field in schema.fields.items():
         if isinstance(field, SlugOrInline):
             yield from _dotted(field.inline_schema(), f"{name}.")
@@ -204,16 +215,16 @@ def _dotted(schema: Schema, prefix: str) -> Iterator[tuple[str, fields.Field]]:
     for name, field in schema.fields.items():
         if isinstance(field, fields.Nested):
             yield from _dotted(field.schema, f"{prefix}{name}.")
-        elif isinstance(field, fields.List) and isinstance(field.inner, fields.Nested):
-            continue
-        else:
+        elif not _objects(field):
             yield f"{prefix}{name}", field
 
 
 def expected_object(schema: Schema) -> dict[str, Any]:
-    """An object schema's keys, required list and additionalProperties (RAISE: false)."""
+    """An object schema's keys, required list and additionalProperties (false: unknown
+    fields are refused, as every schema here does on POST)."""
     required = sorted(name for name, field in schema.fields.items() if field.required)
-    return {"properties": set(schema.fields), "required": required, "additionalProperties": False}
+    closed = schema.unknown == RAISE
+    return {"properties": set(schema.fields), "required": required, "additionalProperties": False if closed else None}
 
 
 # --- the app: `app` and `client` come from tests/conftest.py (migrated, seeded SQLite) --
@@ -262,7 +273,7 @@ def test_paths_and_methods_equal_the_url_map(spec: dict[str, Any], app: Flask) -
 
 @pytest.mark.parametrize("path", sorted(PLANNING))
 def test_get_query_parameters_equal_the_schema_fields(spec: dict[str, Any], path: str) -> None:
-    schema = PLANNING[path]()
+    schema = PLANNING[path]
     params = query_parameters(spec, spec["paths"][path]["get"])
     expected = dict(query_fields(schema))
     assert set(params) == set(expected) | RESERVED_QUERY
@@ -276,7 +287,7 @@ def test_get_query_parameters_equal_the_schema_fields(spec: dict[str, Any], path
 
 @pytest.mark.parametrize("path", sorted(PLANNING))
 def test_post_body_equals_the_schema_fields(spec: dict[str, Any], path: str) -> None:
-    schema = PLANNING[path]()
+    schema = PLANNING[path]
     operation = spec["paths"][path]["post"]
     assert set(query_parameters(spec, operation)) == RESERVED_QUERY
     body = resolve(spec, operation["requestBody"])
@@ -407,6 +418,15 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         200,
         "RooflineResponse",
     ),
+    ("GET", "/v1/fleet?model=llama-3.1-8b&gpu=h100-sxm&requests_per_day=1000000&tpot_slo_ms=50", None, 200,
+     "FleetResponse"),
+    ("GET", "/v1/fleet?model=llama-3.1-8b&requests_per_second=10&limit=3&zones=3", None, 200, "FleetResponse"),
+    ("GET", "/v1/fleet?model=llama-3.1-405b&requests_per_day=1000&tpot_slo_ms=0.001&limit=5", None, 200,
+     "FleetResponse"),
+    ("POST", "/v1/fleet", {"model": "llama-3.2-1b", "gpu": "a100-sxm-80gb", "mig_profile": "1g.10gb",
+                           "forecast": [{"period": "2026-01", "requests_per_day": 1e5},
+                                        {"period": "2026-02", "requests_per_day": 3e5, "peak_to_average": 3}]},
+     200, "FleetResponse"),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),
@@ -419,6 +439,7 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=-1", None, 422, "Problem"),
     ("GET", "/v1/models?format=xml", None, 422, "Problem"),
     ("GET", "/v1/roofline?m=1&k=1&n=1", None, 422, "Problem"),
+    ("GET", "/v1/fleet?model=llama-3.1-8b&gpu=h100-sxm", None, 422, "Problem"),
     ("POST", "/v1/throughput", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "tensor_parallel": 3}, 422, "Problem"),
     ("POST", "/v1/fit", {"model": {"params_total": 1}, "gpu": "h100-sxm"}, 422, "Problem"),
     ("POST", "/v1/cost", ("application/json", b"{not json"), 400, "Problem"),
@@ -473,31 +494,36 @@ def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("url", "headers"),
+    ("url", "headers", "mimetype"),
     [
-        ("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&format=csv", {}),
-        ("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&sweep=1,8", {"Accept": "text/csv"}),
-        ("/v1/cost?tokens_per_s=100&price_per_gpu_hour_usd=2&format=csv", {}),
-        ("/v1/roofline?m=1&k=64&n=64&gpu=l4&format=csv", {}),
-        ("/v1/models?format=csv", {}),
-        ("/v1/gpus/l4", {"Accept": "text/csv"}),
+        ("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&format=csv", {}, "text/csv"),
+        ("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&sweep=1,8", {"Accept": "text/csv"}, "text/csv"),
+        ("/v1/cost?tokens_per_s=100&price_per_gpu_hour_usd=2&format=csv", {}, "text/csv"),
+        ("/v1/roofline?m=1&k=64&n=64&gpu=l4&format=csv", {}, "text/csv"),
+        ("/v1/fleet?model=llama-3.1-8b&requests_per_day=1e5&limit=2&format=csv", {}, "text/csv"),
+        ("/v1/fleet?model=llama-3.1-8b&gpu=l4&requests_per_day=1e5&format=keda", {}, "application/yaml"),
+        ("/v1/models?format=csv", {}, "text/csv"),
+        ("/v1/gpus/l4", {"Accept": "text/csv"}, "text/csv"),
     ],
 )
-def test_csv_answers_are_documented(
-    spec: dict[str, Any], app: Flask, client: FlaskClient, url: str, headers: dict[str, str]
+def test_non_json_answers_are_documented(
+    spec: dict[str, Any], app: Flask, client: FlaskClient, url: str, headers: dict[str, str], mimetype: str
 ) -> None:
     response = client.get(url, headers=headers)
-    assert response.status_code == 200
-    assert response.mimetype == "text/csv"
-    ok = resolve(spec, matching_operation(spec, app, "GET", url)["responses"]["200"])
-    assert "text/csv" in ok["content"]
+    assert response.status_code == 200, response.get_data(as_text=True)[:500]
+    assert response.mimetype == mimetype
+    operation = matching_operation(spec, app, "GET", url)
+    assert mimetype in resolve(spec, operation["responses"]["200"])["content"]
+    if "format=" in url:
+        asked = url.split("format=")[1].split("&")[0]
+        assert asked in resolve(spec, query_parameters(spec, operation)["format"])["schema"]["enum"]
 
 
 def test_every_planning_and_catalog_answer_offers_json_and_csv(spec: dict[str, Any]) -> None:
     for path, method, operation in operations(spec):
         if path.startswith("/v1/"):
             ok = resolve(spec, operation["responses"]["200"])
-            assert set(ok["content"]) == {"application/json", "text/csv"}, f"{method} {path}"
+            assert {"application/json", "text/csv"} <= set(ok["content"]), f"{method} {path}"
             assert "format" in query_parameters(spec, operation), f"{method} {path}"
 
 

@@ -82,7 +82,19 @@ def respond(body: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] | None = 
         response = current_app.response_class(csv_text(rows), status=status, mimetype=CSV)
         response.headers["Content-Type"] = "text/csv; charset=utf-8"
         return response
-    return current_app.response_class(json.dumps(body), status=status, mimetype=JSON)
+    return current_app.response_class(json.dumps(finite(body)), status=status, mimetype=JSON)
+
+
+def finite(value: Any) -> Any:
+    """JSON has no Infinity or NaN: an unbounded figure (a cost per token with no tokens,
+    a time at a vanishing rate) is null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
 
 
 def _scalars(values: list[Any]) -> bool:

@@ -286,8 +286,9 @@ class FitSchema(Schema):
 class ThroughputSchema(FitSchema):
     """Inputs of /v1/throughput: /v1/fit's and the timing knobs."""
 
-    memory_efficiency = fields.Float(load_default=0.7, validate=positive(1))
-    compute_efficiency = fields.Float(load_default=0.5, validate=positive(1))
+    # Below 1% of a datasheet peak no estimate means anything (calibration fits 0.05-1.0).
+    memory_efficiency = fields.Float(load_default=0.7, validate=validate.Range(min=0.01, max=1))
+    compute_efficiency = fields.Float(load_default=0.5, validate=validate.Range(min=0.01, max=1))
     compute_precision = _precision_field(allow_none=True, extra=("native",))
     include_communication = fields.Boolean(load_default=True)
     price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
@@ -307,7 +308,7 @@ class CostSchema(ThroughputSchema):
     model = SlugOrInline(InlineModelSchema, allow_none=True)
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
     gpus = fields.Float(allow_none=True, validate=positive(1e6))
-    tokens_per_s = fields.Float(allow_none=True, validate=positive(1e12))
+    tokens_per_s = fields.Float(allow_none=True, validate=validate.Range(min=1e-3, max=1e12))
     hours_per_month = fields.Float(load_default=730.0, validate=validate.Range(min=0, max=744))
     utilization = fields.Float(load_default=1.0, validate=positive(1))
 

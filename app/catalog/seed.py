@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no stubs pinned; only safe_load is used
+import yaml
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 

@@ -81,7 +81,8 @@ def bytes_per_param(name: str) -> float:
 
 
 def native_on(gpu: GpuSpec) -> tuple[tuple[str, ...], bool]:
-    """The card's native formats, and whether that list is known (else bf16 is assumed)."""
+    """The card's native formats, and whether that list is known (else bf16 is assumed,
+    also when it names no format we serve in)."""
     if gpu.native_precisions is None:
         return ("bf16",), False
     names = []
@@ -90,6 +91,8 @@ def native_on(gpu: GpuSpec) -> tuple[tuple[str, ...], bool]:
             names.append(normalise(raw))
         except UnknownPrecision:
             continue  # tf32, fp64 and friends matter for training, not for serving
+    if not names:
+        return ("bf16",), False
     return tuple(names), True
 
 
@@ -116,7 +119,9 @@ def choose_weight_precision(requested: str | None, model: ModelSpec, gpu: GpuSpe
             raise UnknownPrecision("the model's native precision is not known: pass weight_precision")
         chosen = normalise(model.native_precision)
     elif requested.strip().lower() == "auto":
-        chosen = min(natives, key=_rank)
+        # int4 tensor-core math (Ampere has it) is not what serving engines run: 4-bit
+        # integer weights are dequantised, so the policy picks among the formats computed in.
+        chosen = min((n for n in natives if n not in WEIGHT_ONLY_ANYWHERE), key=_rank, default="bf16")
         checkpoint = None if model.native_precision is None else normalise(model.native_precision)
         # Never plan bigger weights than the checkpoint ships: an mxfp4 checkpoint on a
         # card without fp4 still loads as 4-bit weights, dequantised in the kernel.

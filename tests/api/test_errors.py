@@ -216,14 +216,22 @@ def test_cost_with_neither_a_price_nor_a_gpu_is_a_422(client: FlaskClient) -> No
 def test_errors_stay_problem_json_when_csv_is_asked_for(client: FlaskClient) -> None:
     query = {"model": "no-such-model", "gpu": "h100-sxm", "format": "csv"}
     assert_problem(client.get("/v1/fit", query_string=query), 404)
-    assert_problem(client.get("/v1/fit", query_string={"model": "no-such-model", "gpu": "h100-sxm"},
-                              headers={"Accept": "text/csv"}), 404)
+    assert_problem(
+        client.get(
+            "/v1/fit", query_string={"model": "no-such-model", "gpu": "h100-sxm"}, headers={"Accept": "text/csv"}
+        ),
+        404,
+    )
 
 
 def test_an_inline_gpu_with_no_recognised_native_precision_never_makes_auto_a_500(client: FlaskClient) -> None:
     # tf32 is dropped as a training-only format, leaving the auto policy nothing to choose from.
-    gpu = {"memory_gb": 80, "memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989.5},
-           "native_precisions": ["tf32"]}
+    gpu = {
+        "memory_gb": 80,
+        "memory_bandwidth_tb_per_s": 3.35,
+        "peak_tflops": {"bf16": 989.5},
+        "native_precisions": ["tf32"],
+    }
     response = client.post("/v1/fit", json={"model": "llama-3.1-8b", "gpu": gpu, "weight_precision": "auto"})
     assert response.status_code < 500, response.get_data(as_text=True)
     if response.status_code >= 400:
@@ -249,9 +257,41 @@ FIELD_NAMES = sorted(ThroughputSchema().fields)  # /v1/throughput's fields inclu
 INLINE_NAMES = ["gpu.memory_gb", "gpu.memory_bandwidth_tb_per_s", "gpu.peak_tflops.bf16", "model.layers"]
 MODELS = ["llama-3.1-8b", "llama-3.2-1b", "llama-3.1-70b", "deepseek-v3", "gpt-oss-20b", "qwen3-30b-a3b"]
 GPUS = ["h100-sxm", "h200-sxm", "a100-sxm-80gb", "b200", "l4", "a10g", "mi300x"]
-WORDS = ["nan", "NaN", "inf", "-inf", "Infinity", "1e309", "-1e309", "", " ", "auto", "native", "bf16", "fp8",
-         "int4", "nvfp4", "1g.10gb", "7g.80gb", "true", "false", "full", "average", "0", "-0", "1,2,3", "0x10",
-         "１２", "²", "٣", "null", "[]", "{}", "\u00e9\u4e2d\U0001f680", "9" * 400]
+WORDS = [
+    "nan",
+    "NaN",
+    "inf",
+    "-inf",
+    "Infinity",
+    "1e309",
+    "-1e309",
+    "",
+    " ",
+    "auto",
+    "native",
+    "bf16",
+    "fp8",
+    "int4",
+    "nvfp4",
+    "1g.10gb",
+    "7g.80gb",
+    "true",
+    "false",
+    "full",
+    "average",
+    "0",
+    "-0",
+    "1,2,3",
+    "0x10",
+    "１２",
+    "²",
+    "٣",
+    "null",
+    "[]",
+    "{}",
+    "\u00e9\u4e2d\U0001f680",
+    "9" * 400,
+]
 
 JUNK = st.one_of(
     st.sampled_from(WORDS),

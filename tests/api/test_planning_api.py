@@ -45,8 +45,15 @@ SAME_INPUTS = [
     ("/v1/fit", {"model": "llama-3.1-70b", "gpu": "h100-sxm", "weight_precision": "auto", "reserved_gb": 1.5}),
     (
         "/v1/throughput",
-        {**L8_H100, "prompt_tokens": 1000, "output_tokens": 200, "concurrency": 8, "memory_efficiency": 0.8,
-         "sweep": [1, 4, 16], "include_communication": False},
+        {
+            **L8_H100,
+            "prompt_tokens": 1000,
+            "output_tokens": 200,
+            "concurrency": 8,
+            "memory_efficiency": 0.8,
+            "sweep": [1, 4, 16],
+            "include_communication": False,
+        },
     ),
     ("/v1/throughput", {"model": "qwen3-30b-a3b", "gpu": "h200-sxm", "tensor_parallel": 2, "kv_read_context": "full"}),
     ("/v1/cost", {"price_per_gpu_hour_usd": 2.5, "tokens_per_s": 750, "gpus": 2, "utilization": 0.5}),
@@ -65,8 +72,17 @@ def test_get_and_post_with_the_same_inputs_give_identical_json(
 
 INLINE_H100_QUERY = {"gpu.memory_gb": 80, "gpu.memory_bandwidth_tb_per_s": 3.35, "gpu.peak_tflops.bf16": 989.5}
 MEMORY_FIGURES = [
-    "weights_bytes", "kv_bytes_per_token", "kv_bytes_per_sequence", "usable_bytes", "kv_budget_bytes",
-    "kv_capacity_tokens", "max_concurrency", "fits", "fits_weights", "tensor_parallel", "weight_precision",
+    "weights_bytes",
+    "kv_bytes_per_token",
+    "kv_bytes_per_sequence",
+    "usable_bytes",
+    "kv_budget_bytes",
+    "kv_capacity_tokens",
+    "max_concurrency",
+    "fits",
+    "fits_weights",
+    "tensor_parallel",
+    "weight_precision",
 ]
 
 
@@ -85,8 +101,10 @@ def test_an_inline_gpu_in_dotted_query_parameters_times_decode_as_the_catalog_h1
 
 
 def test_an_inline_gpu_in_a_post_body_equals_the_dotted_query_form(client: FlaskClient) -> None:
-    body = {"model": "llama-3.1-8b",
-            "gpu": {"memory_gb": 80, "memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989.5}}}
+    body = {
+        "model": "llama-3.1-8b",
+        "gpu": {"memory_gb": 80, "memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989.5}},
+    }
     assert post_ok(client, "/v1/fit", body) == fit(client, model="llama-3.1-8b", **INLINE_H100_QUERY)
 
 
@@ -212,8 +230,12 @@ def test_a_1g_10gb_slice_decodes_with_an_eighth_of_the_bandwidth(client: FlaskCl
 # --- KV-cache geometry -----------------------------------------------------------------------
 
 SMALL_GQA = {  # 16 query heads sharing 2 KV heads, head_dim 2048 / 16 = 128
-    "name": "small gqa", "params_total": 1_000_000_000, "layers": 16, "hidden_size": 2048,
-    "attention_heads": 16, "kv_heads": 2,
+    "name": "small gqa",
+    "params_total": 1_000_000_000,
+    "layers": 16,
+    "hidden_size": 2048,
+    "attention_heads": 16,
+    "kv_heads": 2,
 }
 
 

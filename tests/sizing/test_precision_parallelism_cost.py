@@ -112,3 +112,15 @@ def test_idle_time_raises_the_cost_per_token_not_the_bill():
 
 def test_no_tokens_means_no_cost_per_token():
     assert cost.cost_per_million_tokens_usd(2.5, 1, 0) is None
+
+
+def test_auto_ignores_int4_tensor_cores_because_engines_dequantise_int4():
+    ampere_listing_int4 = A100_80.__class__(**{**A100_80.__dict__, "native_precisions": ("bf16", "int8", "int4")})
+    assert precision.choose_weight_precision("auto", LLAMA_31_8B, ampere_listing_int4).weight_precision == "int8"
+
+
+def test_a_native_list_of_training_formats_only_counts_as_unknown():
+    tf32_only = A100_80.__class__(**{**A100_80.__dict__, "native_precisions": ("tf32", "fp64")})
+    choice = precision.choose_weight_precision("auto", LLAMA_31_8B, tf32_only)
+    assert choice.weight_precision == "bf16"
+    assert any("assuming bf16 only" in w for w in choice.warnings)
