@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve test lint typecheck clean
+.PHONY: install install-dev migrate seed serve bench test lint typecheck clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,8 +30,15 @@ seed: migrate
 	$(BIN)/flask --app app seed
 
 # Installs, migrates, seeds an empty catalog, then gunicorn takes over the process.
+# Prometheus multiprocess mode needs its directory in the environment before gunicorn starts
+# (gunicorn.conf.py empties it): a fresh temporary one unless PROMETHEUS_MULTIPROC_DIR is set.
 serve: seed
+	export PROMETHEUS_MULTIPROC_DIR="$${PROMETHEUS_MULTIPROC_DIR:-$$(mktemp -d -t fleet-sizer-metrics.XXXXXX)}" && \
 	exec $(BIN)/gunicorn --config gunicorn.conf.py 'app:create_app()'
+
+# Load test on loopback (wrk, installed from Debian's packages if missing); not part of `make test`.
+bench: install-dev
+	$(BIN)/python -m bench.run
 
 lint: install-dev
 	$(BIN)/ruff check .
@@ -40,7 +47,11 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
-test: install-dev lint typecheck
+# Debian's Chromium for tests/browser (Playwright drives it; no browser is downloaded).
+chromium:
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+test: install-dev lint typecheck chromium
 	$(BIN)/python -m pytest
 
 clean:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ from alembic.config import Config as AlembicConfig
 from alembic.script import ScriptDirectory
 from flask import Flask
 
+from app import observability
 from app.catalog.db import make_engine, make_sessionmaker
 from app.config import Config
 
@@ -35,7 +35,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__, instance_path=str(REPO_ROOT / "instance"))
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
-    logging.basicConfig(level=config.log_level)
+    observability.configure_logging(config.log_level)
 
     engine = make_engine(config.database_url)
     app.extensions["fleet_sizer"] = {
@@ -45,15 +45,20 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         "schema_head": schema_head(),
     }
 
-    from app.api import catalog, errors, fleet, ops, planning
+    from app.api import calibrations, catalog, docs, errors, fleet, lab, memo, ops, planning
     from app.api.lookup import close_session
 
+    observability.init_app(app)  # first: its hooks wrap every other one
+    memo.init_app(app)
     errors.init_app(app)
     app.teardown_appcontext(close_session)
     app.register_blueprint(ops.bp)
     app.register_blueprint(planning.bp)
     app.register_blueprint(catalog.bp)
     app.register_blueprint(fleet.bp)
+    app.register_blueprint(lab.bp)
+    app.register_blueprint(calibrations.bp)
+    docs.init_app(app)
 
     from app import cli
 

@@ -1,13 +1,23 @@
-"""Start-up chores as Flask CLI commands: `flask --app app migrate`, `flask --app app seed`."""
+"""Start-up chores as Flask CLI commands: `flask --app app migrate`, `flask --app app seed`,
+and `flask --app app import-model CONFIG.json` to add a model from its Hugging Face config."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
 
 import click
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from flask import Flask, current_app
 from flask.cli import with_appcontext
+from marshmallow import ValidationError
 
+from app.api.catalog import prepare_import, store_new_model
+from app.api.catalog_schemas import ImportSchema
+from app.api.errors import ApiError, flatten_errors
+from app.catalog import hf_import
 from app.catalog.seed import catalog_is_empty, seed_catalog
 
 
@@ -46,6 +56,80 @@ def seed_command(force: bool) -> None:
     click.echo("seeded " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
 
 
+def _problem_text(exc: Exception) -> str:
+    """An ApiError or marshmallow ValidationError as `field: message` lines."""
+    if isinstance(exc, ValidationError):
+        errors = flatten_errors(exc.messages)
+    elif isinstance(exc, ApiError):
+        errors = exc.errors or {"": [exc.detail]}
+    else:
+        return str(exc)
+    return "\n".join(
+        f"{field}: {'; '.join(messages)}" if field else "; ".join(messages) for field, messages in errors.items()
+    )
+
+
+def _read_json(path: Path, label: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise click.ClickException(f"{label} {path}: {exc}") from None
+
+
+@click.command("import-model")
+@click.argument("config_path", metavar="CONFIG.json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--safetensors-header",
+    "header_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="a .safetensors file (only its header is read), its JSON header, or model.safetensors.index.json "
+    "(the shards beside it: only their headers are read)",
+)
+@click.option("--slug", help="catalog slug (default: from the config's _name_or_path)")
+@click.option("--name", help="display name")
+@click.option("--hf-repo", help="Hugging Face repo id, e.g. Qwen/Qwen2.5-7B-Instruct")
+@click.option("--dry-run", is_flag=True, help="print the derived model without storing it")
+@with_appcontext
+def import_model_command(
+    config_path: Path,
+    header_path: Path | None,
+    slug: str | None,
+    name: str | None,
+    hf_repo: str | None,
+    dry_run: bool,
+) -> None:
+    """Derive a model from a Hugging Face config.json (and safetensors headers) and store it."""
+    header = None
+    if header_path is not None:
+        try:
+            header = hf_import.load_header_file(header_path)
+        except (OSError, hf_import.HeaderError) as exc:
+            raise click.ClickException(f"safetensors header {header_path}: {exc}") from None
+    payload = {
+        "config": _read_json(config_path, "config"),
+        "slug": slug,
+        "name": name,
+        "hf_repo": hf_repo,
+        "safetensors_header": header,
+        "dry_run": dry_run,
+    }
+    sessions = current_app.extensions["fleet_sizer"]["sessionmaker"]
+    try:
+        data = ImportSchema().load(payload)
+        values, report = prepare_import(data)
+        if dry_run:
+            click.echo(json.dumps({"stored": False, "model": values, "derivation": report}, indent=2))
+            return
+        with sessions() as session:
+            row = store_new_model(session, values)
+            stored = {"stored": True, "model": {**values, "version": row.version}, "derivation": report}
+    except (ApiError, ValidationError) as exc:
+        raise click.ClickException(_problem_text(exc)) from None
+    click.echo(json.dumps(stored, indent=2))
+    click.echo(f"stored model {values['slug']!r} ({values['params_total']:,} parameters)", err=True)
+
+
 def init_app(app: Flask) -> None:
     app.cli.add_command(migrate_command)
     app.cli.add_command(seed_command)
+    app.cli.add_command(import_model_command)

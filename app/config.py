@@ -6,6 +6,7 @@
 | MAX_BODY_BYTES | 1048576 | request bodies above this answer 413 |
 | SEED_ON_START | 1 | seed the catalog from catalog_seed/ when it is empty |
 | LOG_LEVEL | INFO | |
+| API_TOKENS | (none) | comma-separated bearer tokens for catalog writes (16-256 chars); none: writes 403 |
 """
 
 from __future__ import annotations
@@ -45,13 +46,45 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
 
 
+MIN_TOKEN_LENGTH = 16
+MAX_TOKEN_LENGTH = 256
+
+
+def _token_problem(token: str) -> str | None:
+    if not MIN_TOKEN_LENGTH <= len(token) <= MAX_TOKEN_LENGTH:
+        return f"must be {MIN_TOKEN_LENGTH} to {MAX_TOKEN_LENGTH} characters long"
+    # What an Authorization header can carry as a bearer token, without surprises.
+    if not all(33 <= ord(c) <= 126 for c in token) or "," in token:
+        return "must be printable ASCII without spaces or commas"
+    return None
+
+
+def _tokens(env: Mapping[str, str]) -> tuple[str, ...]:
+    """API_TOKENS split on commas; blanks around and between tokens are ignored."""
+    return tuple(part.strip() for part in env.get("API_TOKENS", "").split(",") if part.strip())
+
+
 @dataclass(frozen=True)
 class Config:
     database_url: str
     max_body_bytes: int = 1024 * 1024
     seed_on_start: bool = True
     log_level: str = "INFO"
+    # Bearer tokens for catalog writes; empty means writes are switched off.
+    api_tokens: tuple[str, ...] = field(default=(), repr=False)  # secrets stay out of logs
     extra: dict[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Checked here, not only in from_env, so a config given to create_app() is held to it too.
+        tokens = self.api_tokens
+        if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens):
+            raise ConfigError("api_tokens must be a sequence of strings")
+        for index, token in enumerate(tokens):
+            problem = _token_problem(token)
+            if problem:
+                # Never echo the token itself: it is a secret.
+                raise ConfigError(f"API_TOKENS entry #{index + 1} {problem}")
+        object.__setattr__(self, "api_tokens", tuple(tokens))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -64,4 +97,5 @@ class Config:
             max_body_bytes=_int(env, "MAX_BODY_BYTES", 1024 * 1024, 1024, 64 * 1024 * 1024),
             seed_on_start=_bool(env, "SEED_ON_START", True),
             log_level=level,
+            api_tokens=_tokens(env),
         )

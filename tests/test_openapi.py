@@ -73,6 +73,8 @@ SLUG_LENGTH = (1, 200)  # SlugOrInline: a slug is 1 to 200 characters
 # the ones it does accept.
 PRECISION_CANDIDATES = (*PRECISIONS, *ALIASES, "auto", "native")
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
+# Static files, not API routes: the app's own and Swagger UI's bundled assets behind /docs.
+STATIC_ENDPOINTS = {"static", "docs.static"}
 # Documentation-only keywords, left out when comparing a schema with what the code implies.
 ANNOTATIONS = {"description", "title", "example", "examples", "deprecated"}
 
@@ -260,7 +262,7 @@ def test_paths_and_methods_equal_the_url_map(spec: dict[str, Any], app: Flask) -
     routes = {
         (openapi_path(rule.rule), method)
         for rule in app.url_map.iter_rules()
-        if rule.endpoint != "static"
+        if rule.endpoint not in STATIC_ENDPOINTS
         for method in (rule.methods or set()) - IGNORED_METHODS
     }
     documented = {(path, method) for path, method, _ in operations(spec)}
@@ -408,6 +410,15 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         200,
         "ThroughputResponse",
     ),
+    # The smallest in-range bandwidth and peak: huge but finite times, documented as numbers.
+    (
+        "GET",
+        "/v1/throughput?model=llama-3.1-8b&gpu.memory_gb=80&gpu.memory_bandwidth_tb_per_s=1e-6"
+        "&gpu.peak_tflops.bf16=1e-6&sweep=1",
+        None,
+        200,
+        "ThroughputResponse",
+    ),
     ("GET", "/v1/cost?model=llama-3.1-8b&gpu=h100-sxm", None, 200, "CostResponse"),
     ("POST", "/v1/cost", {"price_per_gpu_hour_usd": 2.5, "tokens_per_s": 1200, "gpus": 2}, 200, "CostResponse"),
     ("GET", "/v1/roofline?m=16&k=8192&n=8192&gpu=h100-sxm&weight_precision=fp8", None, 200, "RooflineResponse"),
@@ -418,15 +429,36 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         200,
         "RooflineResponse",
     ),
-    ("GET", "/v1/fleet?model=llama-3.1-8b&gpu=h100-sxm&requests_per_day=1000000&tpot_slo_ms=50", None, 200,
-     "FleetResponse"),
+    (
+        "GET",
+        "/v1/fleet?model=llama-3.1-8b&gpu=h100-sxm&requests_per_day=1000000&tpot_slo_ms=50",
+        None,
+        200,
+        "FleetResponse",
+    ),
     ("GET", "/v1/fleet?model=llama-3.1-8b&requests_per_second=10&limit=3&zones=3", None, 200, "FleetResponse"),
-    ("GET", "/v1/fleet?model=llama-3.1-405b&requests_per_day=1000&tpot_slo_ms=0.001&limit=5", None, 200,
-     "FleetResponse"),
-    ("POST", "/v1/fleet", {"model": "llama-3.2-1b", "gpu": "a100-sxm-80gb", "mig_profile": "1g.10gb",
-                           "forecast": [{"period": "2026-01", "requests_per_day": 1e5},
-                                        {"period": "2026-02", "requests_per_day": 3e5, "peak_to_average": 3}]},
-     200, "FleetResponse"),
+    (
+        "GET",
+        "/v1/fleet?model=llama-3.1-405b&requests_per_day=1000&tpot_slo_ms=0.001&limit=5",
+        None,
+        200,
+        "FleetResponse",
+    ),
+    (
+        "POST",
+        "/v1/fleet",
+        {
+            "model": "llama-3.2-1b",
+            "gpu": "a100-sxm-80gb",
+            "mig_profile": "1g.10gb",
+            "forecast": [
+                {"period": "2026-01", "requests_per_day": 1e5},
+                {"period": "2026-02", "requests_per_day": 3e5, "peak_to_average": 3},
+            ],
+        },
+        200,
+        "FleetResponse",
+    ),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),
@@ -480,6 +512,27 @@ def test_real_answers_are_documented(
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
 
 
+def request_examples(spec: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    for path, _, operation in operations(spec):
+        # Planning requests carry examples; catalog writes document their bodies by schema.
+        if "requestBody" in operation and path in PLANNING:
+            for name, example in resolve(spec, operation["requestBody"])["content"]["application/json"][
+                "examples"
+            ].items():
+                yield path, name, example["value"]
+
+
+def test_request_examples_are_valid_and_answered(spec: dict[str, Any], client: FlaskClient) -> None:
+    """The examples Swagger UI offers match their schemas, and the app answers them with 200."""
+    examples = list(request_examples(spec))
+    assert {path for path, _, _ in examples} == set(PLANNING)
+    for path, name, value in examples:
+        schema = spec["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        assert not list(Draft202012Validator({**schema, "components": spec["components"]}).iter_errors(value)), name
+        response = client.post(path, json=value)
+        assert response.status_code == 200, f"{path} example {name}: {response.get_data(as_text=True)[:300]}"
+
+
 def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
     """An unmigrated database: /readyz refuses with problem+json and its `checks`."""
     bare = create_app({"database_url": f"sqlite:///{tmp_path / 'empty.sqlite3'}"})
@@ -519,9 +572,17 @@ def test_non_json_answers_are_documented(
         assert asked in resolve(spec, query_parameters(spec, operation)["format"])["schema"]["enum"]
 
 
+def test_front_page_redirect_is_documented(spec: dict[str, Any], client: FlaskClient) -> None:
+    response = client.get("/")
+    documented = spec["paths"]["/"]["get"]["responses"]
+    assert str(response.status_code) in documented
+    assert "Location" in documented[str(response.status_code)]["headers"]
+
+
 def test_every_planning_and_catalog_answer_offers_json_and_csv(spec: dict[str, Any]) -> None:
     for path, method, operation in operations(spec):
-        if path.startswith("/v1/"):
+        # Reads and planning answers; catalog writes answer 201/204 or a JSON entry.
+        if path.startswith("/v1/") and (method == "GET" or path in PLANNING):
             ok = resolve(spec, operation["responses"]["200"])
             assert {"application/json", "text/csv"} <= set(ok["content"]), f"{method} {path}"
             assert "format" in query_parameters(spec, operation), f"{method} {path}"

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import quote
 
 from flask import Flask, Response, current_app, json, request
 from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
+from app.observability import request_id
 from app.sizing.errors import SizingError
 
 PROBLEM_JSON = "application/problem+json"
@@ -19,12 +21,17 @@ log = logging.getLogger(__name__)
 
 TITLES = {
     400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     406: "Not Acceptable",
+    409: "Conflict",
+    412: "Precondition Failed",
     413: "Content Too Large",
     415: "Unsupported Media Type",
     422: "Unprocessable Content",
+    428: "Precondition Required",
     500: "Internal Server Error",
     503: "Service Unavailable",
 }
@@ -32,12 +39,17 @@ TITLES = {
 # Stable identifiers a client can switch on; relative URIs resolved against the service.
 TYPES = {
     400: "/problems/malformed-request",
+    401: "/problems/unauthorized",
+    403: "/problems/forbidden",
     404: "/problems/not-found",
     405: "/problems/method-not-allowed",
     406: "/problems/not-acceptable",
+    409: "/problems/conflict",
+    412: "/problems/stale-version",
     413: "/problems/body-too-large",
     415: "/problems/unsupported-media-type",
     422: "/problems/invalid-field",
+    428: "/problems/if-match-required",
     500: "/problems/internal-error",
     503: "/problems/unavailable",
 }
@@ -82,7 +94,9 @@ def problem(status: int, detail: str, errors: dict[str, list[str]] | None = None
         "title": TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
-        "instance": request.path if request else None,
+        # A URI reference (RFC 9457 3.1.5): the path as it was sent, percent-encoded again.
+        "instance": quote(request.path, safe="/:@!$&'()*+,;=-._~") if request else None,
+        "request_id": request_id() if request else None,
     }
     if errors:
         body["errors"] = errors

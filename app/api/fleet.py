@@ -10,8 +10,6 @@ import yaml
 from flask import Blueprint, Response, current_app, request
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from app.catalog import queries
-from app.catalog.convert import gpu_to_spec
 from app.sizing import fleet as fleet_mod
 from app.sizing.fleet_plan import (
     MAX_FORECAST_PERIODS,
@@ -26,8 +24,9 @@ from app.sizing.fleet_plan import (
 from app.sizing.plan import LEAVES_OUT, MS
 from app.sizing.specs import GpuSpec
 
+from .calibration_lookup import annotate_fleet, apply
 from .errors import ApiError
-from .lookup import resolve_gpu, resolve_model, session
+from .lookup import catalog_gpus, resolve_gpu, resolve_model
 from .render import respond
 from .requests import parse
 from .schemas import InlineGpuSchema, SlugOrInline, ThroughputSchema, count, positive
@@ -229,7 +228,7 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
 
 
 def _catalog_gpus() -> list[tuple[str, GpuSpec]]:
-    return [(row.slug, gpu_to_spec(row)) for row in queries.list_gpus(session())]
+    return catalog_gpus()
 
 
 def _best_effort(options: list[Option]) -> FleetPlan | None:
@@ -255,11 +254,12 @@ def period_row(period: Period, plan: FleetPlan) -> dict[str, Any]:
 def fleet() -> Response:
     """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
     autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost."""
+    if request.method == "GET" and "forecast" in request.args:
+        raise ApiError(422, "forecast is POST only: a list of periods has no query form", {"forecast": ["POST only"]})
     data = parse(_schema)
-    if data.get("forecast") and request.method == "GET":
-        raise ApiError(422, "forecast is POST only", {"forecast": ["send forecasts by POST"]})
     model, model_label = resolve_model(data["model"])
-    plan_inputs = _schema.inputs(data)
+    applied = apply(data["model"], data.get("gpu"), _schema.inputs(data))
+    plan_inputs = applied.inputs
     inputs = _inputs(data)
     options: list[Option] | None = None
     if data.get("gpu") is not None:
@@ -275,6 +275,7 @@ def fleet() -> Response:
         body = plan_body(chosen, model_label, data)
         if options is not None and not any(o.eligible for o in options):
             body["status"], body["meets_slo"] = NO_OPTION, False
+    annotate_fleet(body, applied, data)
     rows: list[dict[str, Any]] | None = None
     if options is not None:
         limited = options[: data["limit"]]
@@ -286,7 +287,7 @@ def fleet() -> Response:
         periods = [Period(p["period"], p["requests_per_day"], p.get("peak_to_average")) for p in data["forecast"]]
         body["periods"] = [period_row(p, plan) for p, plan in forecast(chosen, periods, inputs)]
         rows = body["periods"]
-    if request.args.get("format") == "keda":
+    if request.args.get("format", "").lower() == "keda":
         if chosen is None:
             raise ApiError(422, NO_OPTION + ": nothing to scale", {"gpu": [NO_OPTION]})
         return keda_response(chosen, model_label, data)

@@ -9,10 +9,11 @@ from flask import Blueprint, Response
 from app.sizing import cost as cost_mod
 from app.sizing.errors import MissingFigure
 from app.sizing.plan import LEAVES_OUT, MS, FitPlan, Point, ThroughputPlan, plan_fit, plan_throughput
-from app.sizing.precision import bytes_per_param, compute_peak_tflops
+from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
 from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.timing import gemm_roofline
 
+from .calibration_lookup import MEMORY_ONLY, annotate, apply
 from .errors import ApiError
 from .lookup import resolve_gpu, resolve_model
 from .render import respond
@@ -168,8 +169,9 @@ def fit() -> Response:
     """Do the weights and the KV cache fit, and for how many concurrent conversations?"""
     data = parse(_fit_schema)
     model, gpu, model_label, gpu_label = _specs(data)
-    plan = plan_fit(model, gpu, _fit_schema.inputs(data))
-    return respond(fit_body(plan, model_label, gpu_label, data["concurrency"]))
+    applied = apply(data["model"], data["gpu"], _fit_schema.inputs(data), MEMORY_ONLY)
+    plan = plan_fit(model, gpu, applied.inputs)
+    return respond(annotate(fit_body(plan, model_label, gpu_label, data["concurrency"]), applied))
 
 
 @bp.route("/throughput", methods=["GET", "POST"])
@@ -177,8 +179,9 @@ def throughput() -> Response:
     """Time per token, TTFT, tokens/s and what bounds them; one row per sweep concurrency."""
     data = parse(_throughput_schema)
     model, gpu, model_label, gpu_label = _specs(data)
-    plan = plan_throughput(model, gpu, _throughput_schema.inputs(data))
-    body = throughput_body(plan, model_label, gpu_label, data)
+    applied = apply(data["model"], data["gpu"], _throughput_schema.inputs(data))
+    plan = plan_throughput(model, gpu, applied.inputs)
+    body = annotate(throughput_body(plan, model_label, gpu_label, data), applied)
     return respond(body, rows=body["sweep"] or None)
 
 
@@ -193,10 +196,12 @@ def cost() -> Response:
     gpus = data.get("gpus")
     basis = "given" if tokens_per_s is not None else None
     price = data.get("price_per_gpu_hour_usd")
+    applied = None
     if tokens_per_s is None and data.get("model") is not None:
         assert gpu_spec is not None
         model, _ = resolve_model(data["model"])
-        plan = plan_throughput(model, gpu_spec, _cost_schema.inputs(data))
+        applied = apply(data["model"], data["gpu"], _cost_schema.inputs(data))
+        plan = plan_throughput(model, gpu_spec, applied.inputs)
         tokens_per_s = plan.point.effective_tokens_per_s
         gpus = gpus or plan.work.tp
         basis = "throughput_plan_prefill_included"
@@ -211,19 +216,18 @@ def cost() -> Response:
         )
     gpus = gpus or 1
     result = cost_mod.cost(price, gpus, tokens_per_s or 0.0, data["hours_per_month"], data["utilization"])
-    return respond(
-        {
-            "price_per_gpu_hour_usd": price,
-            "gpus": gpus,
-            "tokens_per_s": tokens_per_s,
-            "tokens_per_s_basis": basis,
-            "utilization": data["utilization"],
-            "hours_per_month": data["hours_per_month"],
-            "hourly_cost_usd": result.hourly_cost_usd,
-            "monthly_cost_usd": result.monthly_cost_usd,
-            "cost_per_million_output_tokens_usd": result.cost_per_million_output_tokens_usd,
-        }
-    )
+    body = {
+        "price_per_gpu_hour_usd": price,
+        "gpus": gpus,
+        "tokens_per_s": tokens_per_s,
+        "tokens_per_s_basis": basis,
+        "utilization": data["utilization"],
+        "hours_per_month": data["hours_per_month"],
+        "hourly_cost_usd": result.hourly_cost_usd,
+        "monthly_cost_usd": result.monthly_cost_usd,
+        "cost_per_million_output_tokens_usd": result.cost_per_million_output_tokens_usd,
+    }
+    return respond(annotate(body, applied, measured=basis == "given"))
 
 
 @bp.route("/roofline", methods=["GET", "POST"])
@@ -236,7 +240,7 @@ def roofline() -> Response:
         if peak is None:
             _, peak = compute_peak_tflops(gpu, data["compute_precision"], data["weight_precision"])
             if peak is None:
-                raise MissingFigure(f"gpu.peak_tflops.{data['compute_precision']}", "peak TFLOP/s")
+                raise MissingFigure(f"gpu.peak_tflops.{peak_key(data['compute_precision'])}", "peak TFLOP/s")
         if bandwidth is None:
             bandwidth = gpu.memory_bandwidth_tb_per_s
             if bandwidth is None:

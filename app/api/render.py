@@ -25,7 +25,7 @@ FORMATS = {"json": JSON, "csv": CSV}
 def wants() -> str:
     """The representation asked for: `?format=` wins over Accept; JSON by default."""
     asked = request.args.get("format")
-    if asked is not None and asked.strip() != "":
+    if asked is not None and asked.strip() != "" and asked.lower() != "keda":
         if asked.lower() not in FORMATS:
             raise ApiError(422, "format must be json or csv", {"format": ["must be one of: json, csv"]})
         return FORMATS[asked.lower()]

@@ -48,6 +48,8 @@ def query_payload(schema: Schema) -> dict[str, Any]:
             else:
                 _set_path(payload, key, values[-1])
         else:
+            if key in ("model", "gpu") and isinstance(payload.get(key), dict):
+                raise ApiError(422, f"{key} is given both as a slug and as fields", {key: ["slug or fields, not both"]})
             payload[key] = values[-1]
     return payload
 

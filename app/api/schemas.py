@@ -15,6 +15,9 @@ from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA, GpuSpec, MigProfile, ModelSpec
 
 PRECISION_NAMES = tuple(PRECISIONS)
+# Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
+# floats that run at the fp4 peak).
+COMPUTE_PRECISIONS = ("bf16", "fp16", "fp8", "int8", "fp4", "nvfp4", "mxfp4")
 MAX_SWEEP = 256
 MAX_PROMPT_TOKENS = 10_000_000
 MAX_OUTPUT_TOKENS = 1_000_000
@@ -37,22 +40,26 @@ def _precision_validator(*extra: str) -> validate.Validator:
     return _Precision()
 
 
+# The smallest value a "positive" figure may take: small enough for any real input, large
+# enough that no quotient of in-range inputs overflows a float (1 KB of memory, 1 MB/s).
+POSITIVE_FLOOR = 1e-6
+
+
 def positive(maximum: float) -> validate.Range:
-    return validate.Range(min=0, max=maximum, min_inclusive=False)
+    return validate.Range(min=POSITIVE_FLOOR, max=maximum)
 
 
 def count(minimum: int, maximum: int) -> validate.Range:
     return validate.Range(min=minimum, max=maximum)
 
 
-class InlineModelSchema(Schema):
-    """A model given inline: the catalog's model fields (catalog-only ones are accepted so a
-    GET /v1/models/{slug} answer can be pasted back, edited)."""
+class ModelShapeSchema(Schema):
+    """The architecture fields a model has wherever it is given (inline for planning, or
+    written to the catalog), with their ranges and the checks that tie them together."""
 
     class Meta:
         unknown = RAISE
 
-    name = fields.String(load_default="inline model", validate=validate.Length(min=1, max=200))
     params_total = fields.Integer(required=True, validate=count(1, MAX_PARAMS))
     params_active = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
     layers = fields.Integer(required=True, validate=count(1, 10_000))
@@ -68,21 +75,12 @@ class InlineModelSchema(Schema):
     experts = fields.Integer(allow_none=True, validate=count(1, 100_000))
     experts_per_token = fields.Integer(allow_none=True, validate=count(1, 100_000))
     expert_params = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
-    native_precision = fields.String(load_default="bf16", validate=_precision_validator())
     max_context = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
-    # Catalog fields that planning does not use.
-    slug = fields.String(allow_none=True, validate=validate.Length(max=200))
-    family = fields.String(allow_none=True, validate=validate.Length(max=200))
-    hf_repo = fields.String(allow_none=True, validate=validate.Length(max=300))
     vocab_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
     intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
     moe_intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
     shared_experts = fields.Integer(allow_none=True, validate=count(0, 100_000))
     tie_word_embeddings = fields.Boolean(allow_none=True)
-    license = fields.String(allow_none=True, validate=validate.Length(max=500))
-    source = fields.String(allow_none=True, validate=validate.Length(max=5000))
-    notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
-    version = fields.Integer(allow_none=True)
 
     @validates_schema
     def _consistent(self, data: dict[str, Any], **_: Any) -> None:
@@ -115,6 +113,24 @@ class InlineModelSchema(Schema):
             errors["sliding_window"] = ["required when sliding_window_layers > 0"]
         if errors:
             raise ValidationError(errors)
+
+
+class InlineModelSchema(ModelShapeSchema):
+    """A model given inline: the catalog's model fields (catalog-only ones are accepted so a
+    GET /v1/models/{slug} answer can be pasted back, edited)."""
+
+    name = fields.String(load_default="inline model", validate=validate.Length(min=1, max=200))
+    # null = the checkpoint's format is not known (a catalog answer pasted back): planning
+    # then needs an explicit weight_precision.
+    native_precision = fields.String(load_default="bf16", allow_none=True, validate=_precision_validator())
+    # Catalog fields that planning does not use.
+    slug = fields.String(allow_none=True, validate=validate.Length(max=200))
+    family = fields.String(allow_none=True, validate=validate.Length(max=200))
+    hf_repo = fields.String(allow_none=True, validate=validate.Length(max=300))
+    license = fields.String(allow_none=True, validate=validate.Length(max=500))
+    source = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    version = fields.Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> ModelSpec:
@@ -180,22 +196,38 @@ class MigProfileSchema(Schema):
         return MigProfile(**data)
 
 
-class InlineGpuSchema(Schema):
-    """A GPU given inline: the catalog's GPU fields."""
+class GpuFiguresSchema(Schema):
+    """Datasheet figures a GPU has wherever it is given (inline or written to the catalog),
+    and the check that its MIG slices fit in the card."""
 
     class Meta:
         unknown = RAISE
 
-    name = fields.String(load_default="inline GPU", validate=validate.Length(min=1, max=200))
-    memory_gb = fields.Float(required=True, validate=positive(1e5))
     memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))
     peak_tflops = fields.Nested(PeakSchema, load_default=dict)
+    hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
+
+    @validates_schema
+    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
+        memory_gb = data.get("memory_gb")
+        errors = {}
+        for index, profile in enumerate(data.get("mig_profiles") or []):
+            if memory_gb is not None and profile.memory_gb > memory_gb:
+                errors[f"mig_profiles.{index}.memory_gb"] = [f"must be at most the card's memory_gb ({memory_gb})"]
+        if errors:
+            raise ValidationError(errors)
+
+
+class InlineGpuSchema(GpuFiguresSchema):
+    """A GPU given inline: the catalog's GPU fields."""
+
+    name = fields.String(load_default="inline GPU", validate=validate.Length(min=1, max=200))
+    memory_gb = fields.Float(required=True, validate=positive(1e5))
     native_precisions = fields.List(
         fields.String(validate=validate.Length(max=32)), allow_none=True, validate=validate.Length(max=32)
     )
     interconnect = fields.Nested(InterconnectSchema, allow_none=True)
     gpus_per_node = fields.Integer(load_default=8, validate=count(1, 1024))
-    hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
     host_cpu_cores = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e4))
     mig_profiles = fields.List(fields.Nested(MigProfileSchema), load_default=list, validate=validate.Length(max=64))
     # Catalog fields that planning does not use.
@@ -207,17 +239,7 @@ class InlineGpuSchema(Schema):
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))
     confidence = fields.String(allow_none=True, validate=validate.Length(max=64))
     notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
-    version = fields.Integer(allow_none=True)
-
-    @validates_schema
-    def _consistent(self, data: dict[str, Any], **_: Any) -> None:
-        memory_gb = data.get("memory_gb")
-        errors = {}
-        for index, profile in enumerate(data.get("mig_profiles") or []):
-            if memory_gb is not None and profile.memory_gb > memory_gb:
-                errors[f"mig_profiles.{index}.memory_gb"] = [f"must be at most the card's memory_gb ({memory_gb})"]
-        if errors:
-            raise ValidationError(errors)
+    version = fields.Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> GpuSpec:
@@ -289,7 +311,7 @@ class ThroughputSchema(FitSchema):
     # Below 1% of a datasheet peak no estimate means anything (calibration fits 0.05-1.0).
     memory_efficiency = fields.Float(load_default=0.7, validate=validate.Range(min=0.01, max=1))
     compute_efficiency = fields.Float(load_default=0.5, validate=validate.Range(min=0.01, max=1))
-    compute_precision = _precision_field(allow_none=True, extra=("native",))
+    compute_precision = fields.String(allow_none=True, validate=validate.OneOf((*COMPUTE_PRECISIONS, "native")))
     include_communication = fields.Boolean(load_default=True)
     price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
     max_batched_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
@@ -336,7 +358,7 @@ class RooflineSchema(Schema):
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
     peak_tflops = fields.Float(allow_none=True, validate=positive(1e7))
     memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))
-    compute_precision = _precision_field(load_default="bf16")
+    compute_precision = fields.String(load_default="bf16", validate=validate.OneOf(COMPUTE_PRECISIONS))
     activation_precision = _precision_field(load_default="bf16")
     weight_precision = _precision_field(load_default="bf16")
 

@@ -24,6 +24,7 @@ _POSTGRES_PREFIXES = ("postgres://", "postgresql://")
 _PSYCOPG_PREFIX = "postgresql+psycopg://"
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
+SQLITE_BEGIN_IMMEDIATE = "fleet_sizer_sqlite_begin_immediate"
 
 
 def database_url(env: Mapping[str, str] = os.environ) -> str:
@@ -88,9 +89,22 @@ def _install_sqlite_hooks(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN")
+        immediate = connection.get_execution_options().get(SQLITE_BEGIN_IMMEDIATE)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Sessions whose objects stay readable after commit (views serialise after committing)."""
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def begin_write(session: Session) -> None:
+    """Open the session's transaction as a writer; call it before the session's first query.
+
+    SQLite (WAL) lets a transaction that has read an older snapshot never write: a second
+    writer would fail mid-request with "database is locked". BEGIN IMMEDIATE takes the write
+    lock up front, so concurrent writers queue (busy timeout) and each reads the version the
+    previous one committed. Other backends keep a plain BEGIN: there the UPDATE's version
+    check (StaleDataError) catches a concurrent writer.
+    """
+    session.connection(execution_options={SQLITE_BEGIN_IMMEDIATE: True})

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Dialect,
     Float,
     ForeignKey,
+    Index,
     Integer,
     MetaData,
     String,
@@ -51,6 +52,11 @@ NAMING_CONVENTION = {
 
 SLUG_LENGTH = 100
 NAME_LENGTH = 200
+# Slugs are URL path segments and stable identifiers (API.md): `llama-3.1-8b`, `h100-sxm`.
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9.-]*$"
+PRICE_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
+VENDORS = ("nvidia", "amd")
+CONFIDENCE_LEVELS = ("primary", "vendor-transcribed", "secondary", "derived")
 
 
 class Base(DeclarativeBase):
@@ -297,3 +303,60 @@ def _bump_gpu_version_when_profiles_change(
                 if "slug" not in gpu.__dict__:
                     session.refresh(gpu, ["slug"])
                 attributes.flag_modified(gpu, "slug")
+
+
+class Calibration(Base):
+    """Measurements of one model on one GPU (or MIG slice) and what was fitted to them.
+
+    Keyed by slug, not by foreign key: planning matches calibrations by the slugs a request
+    names (API.md keeps slugs stable once published), a MIG profile is a name and not a row of
+    its own, and a measurement is a record of what was run: deleting or re-importing a catalog
+    entry neither destroys it (a cascade) nor is refused because of it (a restrict). Rows are
+    never updated, only inserted and deleted; ids are never reused (AUTOINCREMENT on SQLite, a
+    sequence on PostgreSQL), which is what lets a worker's cached copy be checked by count and
+    largest id alone.
+    """
+
+    __tablename__ = "calibrations"
+    __table_args__ = (
+        Index("ix_calibrations_model_slug_gpu_slug", "model_slug", "gpu_slug"),
+        CheckConstraint("tensor_parallel > 0", name="tensor_parallel_positive"),
+        CheckConstraint("point_count >= 0", name="point_count_nonneg"),
+        CheckConstraint("max_batched_tokens > 0", name="max_batched_tokens_positive"),
+        CheckConstraint(
+            "gpu_memory_utilization > 0 AND gpu_memory_utilization <= 1", name="gpu_memory_utilization_range"
+        ),
+        CheckConstraint("memory_efficiency > 0 AND memory_efficiency <= 1", name="memory_efficiency_range"),
+        CheckConstraint("compute_efficiency > 0 AND compute_efficiency <= 1", name="compute_efficiency_range"),
+        {"sqlite_autoincrement": True},
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    model_slug: Mapped[str] = mapped_column(String(SLUG_LENGTH))
+    gpu_slug: Mapped[str] = mapped_column(String(SLUG_LENGTH), index=True)
+    mig_profile: Mapped[str | None] = mapped_column(String(32))
+    tensor_parallel: Mapped[int] = mapped_column(Integer)
+    weight_precision: Mapped[str] = mapped_column(String(16))
+    kv_precision: Mapped[str] = mapped_column(String(16))
+    engine: Mapped[str] = mapped_column(String(32))
+    engine_version: Mapped[str | None] = mapped_column(String(64))
+    # The engine settings the measurements were taken under.
+    max_batched_tokens: Mapped[int] = mapped_column(Integer)
+    gpu_memory_utilization: Mapped[float] = mapped_column(Float)
+    # Null: the measurements did not determine it (planning then keeps the datasheet default).
+    memory_efficiency: Mapped[float | None] = mapped_column(Float)
+    compute_efficiency: Mapped[float | None] = mapped_column(Float)
+    # Per GPU, GB; negative when the driver shows more memory than the datasheet's GB.
+    memory_overhead_gb: Mapped[float | None] = mapped_column(Float)
+    kv_capacity_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    point_count: Mapped[int] = mapped_column(Integer)
+    mape_percent: Mapped[float | None] = mapped_column(Float)
+    points: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    residuals: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    log_summary: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    undetermined: Mapped[dict[str, str]] = mapped_column(JSON)
+    warnings: Mapped[list[str]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), nullable=False, server_default=func.current_timestamp())
+
+    def __repr__(self) -> str:
+        return f"<Calibration {self.id} {self.model_slug} on {self.gpu_slug}>"

@@ -48,3 +48,60 @@ def catalog_counts(session: Session) -> dict[str, int]:
     """Row counts for readiness checks: models, gpus, mig_profiles, precisions."""
     counted = {"models": Model, "gpus": Gpu, "mig_profiles": MigProfile, "precisions": Precision}
     return {key: session.scalar(select(func.count()).select_from(entity)) or 0 for key, entity in counted.items()}
+
+
+def filter_models(
+    session: Session,
+    *,
+    family: str | None = None,
+    attention: str | None = None,
+    moe: bool | None = None,
+    min_params: int | None = None,
+    max_params: int | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[Sequence[Model], int]:
+    """One page of the models matching every given filter, by slug, and how many match."""
+    conditions = []
+    if family is not None:
+        conditions.append(Model.family == family)
+    if attention is not None:
+        conditions.append(Model.attention == attention)
+    if moe is not None:
+        conditions.append(Model.experts.is_not(None) if moe else Model.experts.is_(None))
+    if min_params is not None:
+        conditions.append(Model.params_total >= min_params)
+    if max_params is not None:
+        conditions.append(Model.params_total <= max_params)
+    total = session.scalar(select(func.count()).select_from(Model).where(*conditions)) or 0
+    page = select(Model).where(*conditions).order_by(Model.slug).limit(limit).offset(offset)
+    return session.scalars(page).all(), total
+
+
+def filter_gpus(
+    session: Session,
+    *,
+    vendor: str | None = None,
+    min_memory_gb: float | None = None,
+    has_mig: bool | None = None,
+    limit: int = 100,
+    offset: int = 0,
+) -> tuple[Sequence[Gpu], int]:
+    """One page of the GPUs (profiles loaded) matching every given filter, and how many match."""
+    conditions = []
+    if vendor is not None:
+        conditions.append(Gpu.vendor == vendor)
+    if min_memory_gb is not None:
+        conditions.append(Gpu.memory_gb >= min_memory_gb)
+    if has_mig is not None:
+        conditions.append(Gpu.mig_profiles.any() if has_mig else ~Gpu.mig_profiles.any())
+    total = session.scalar(select(func.count()).select_from(Gpu).where(*conditions)) or 0
+    page = (
+        select(Gpu)
+        .where(*conditions)
+        .order_by(Gpu.slug)
+        .limit(limit)
+        .offset(offset)
+        .options(selectinload(Gpu.mig_profiles))
+    )
+    return session.scalars(page).all(), total

@@ -16,7 +16,16 @@ import yaml
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from app.catalog.models import Gpu, MigProfile, Model, Precision
+from app.catalog.models import (
+    CONFIDENCE_LEVELS,
+    PRICE_DATE_PATTERN,
+    SLUG_PATTERN,
+    VENDORS,
+    Gpu,
+    MigProfile,
+    Model,
+    Precision,
+)
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
 
@@ -102,12 +111,10 @@ NATIVE_PRECISIONS = (
     "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4", "nvfp4", "mxfp4", "int4",
 )  # fmt: skip
 
-CONFIDENCE_LEVELS = ("primary", "vendor-transcribed", "secondary", "derived")
-
 GPU_FIELDS: dict[str, FieldRule] = {
     "slug": _req("str"),
     "name": _req("str"),
-    "vendor": _req("str", choices=("nvidia", "amd")),
+    "vendor": _req("str", choices=VENDORS),
     "architecture": _opt("str"),
     "form_factor": _opt("str"),
     "memory_gb": _opt("number", positive=True),
@@ -148,9 +155,8 @@ PRECISION_FIELDS: dict[str, FieldRule] = {
     "source": _req("str"),
 }
 
-# Slugs are URL path segments and stable identifiers (API.md): `llama-3.1-8b`, `h100-sxm`.
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-_PRICE_DATE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+_SLUG = re.compile(SLUG_PATTERN)
+_PRICE_DATE = re.compile(PRICE_DATE_PATTERN)
 
 
 def _kind_ok(value: Any, kind: str) -> bool:

@@ -13,7 +13,7 @@ from . import cost as cost_mod
 from . import memory, timing
 from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
-from .precision import UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise
+from .precision import UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise, peak_key
 from .specs import GpuSpec, MigProfile, ModelSpec
 
 MS = 1e3
@@ -120,6 +120,12 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     except UnknownPrecision:
         raise SizingError("model.native_precision", f"unknown precision {model.native_precision!r}") from None
     kv_precision = _precision(inputs.kv_precision, "kv_precision")
+    if memory.usable_bytes(memory_gb, 1, inputs.gpu_memory_utilization, inputs.reserved_gb) <= 0:
+        raise SizingError(
+            "reserved_gb",
+            f"reserved_gb {inputs.reserved_gb} leaves nothing of {memory_gb} GB x "
+            f"{inputs.gpu_memory_utilization} on {target.gpu.name}",
+        )
     valid = valid_tensor_parallel(model, target.gpu.gpus_per_node)
 
     def fit_on(tp: int) -> memory.FitResult:
@@ -242,7 +248,7 @@ def prepare_timing(fitted: FitPlan, inputs: PlanInputs) -> TimingSetup:
     target = fitted.target.gpu
     bandwidth = _require(target.memory_bandwidth_tb_per_s, "gpu.memory_bandwidth_tb_per_s", "memory bandwidth")
     compute_precision, peak = compute_peak_tflops(target, inputs.compute_precision, fitted.weight_precision)
-    peak = _require(peak, f"gpu.peak_tflops.{compute_precision}", f"{compute_precision} peak TFLOP/s")
+    peak = _require(peak, f"gpu.peak_tflops.{peak_key(compute_precision)}", f"{compute_precision} peak TFLOP/s")
     tp = fitted.tensor_parallel
     if tp > 1 and inputs.include_communication:
         _require(

@@ -140,6 +140,11 @@ def choose_weight_precision(requested: str | None, model: ModelSpec, gpu: GpuSpe
     return PrecisionChoice(chosen, native, tuple(warnings))
 
 
+def peak_key(precision_name: str) -> str:
+    """The peak_tflops column a format computes at: 4-bit floats share fp4's, fp16 bf16's."""
+    return {"nvfp4": "fp4", "mxfp4": "fp4", "fp16": "bf16"}.get(precision_name, precision_name)
+
+
 def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_precision: str) -> tuple[str, float | None]:
     """Which peak compute runs at: bf16 by default; "native" = the weight format's own peak
     when the card runs it natively (an H100 doing true fp8 math has about twice the bf16 peak)."""
@@ -149,7 +154,7 @@ def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_prec
         wanted = weight_precision if weight_precision in natives else DEFAULT_COMPUTE
     else:
         wanted = normalise(wanted)
-    key = {"nvfp4": "fp4", "mxfp4": "fp4", "fp16": "bf16"}.get(wanted, wanted)
+    key = peak_key(wanted)
     peak = gpu.peak_tflops.get(key)
     if peak is None and key == "bf16":
         peak = gpu.peak_tflops.get("fp16")

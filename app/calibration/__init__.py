@@ -1,0 +1,1 @@
+"""Calibration from users' measurements: start-up logs and benchmark points."""

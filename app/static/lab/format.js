@@ -1,0 +1,95 @@
+// Formatting only: units and digits. No figure is computed here.
+
+const LOCALE = "en-US";
+
+function numberFormat(options) {
+  return new Intl.NumberFormat(LOCALE, options);
+}
+
+const significant3 = numberFormat({ maximumSignificantDigits: 3 });
+const integer = numberFormat({ maximumFractionDigits: 0 });
+
+/** A rate or count to three significant digits: 8122.8 -> "8,120"; 145.7 -> "146". */
+export function count(value) {
+  if (value == null || Number.isNaN(value)) return "–";
+  return significant3.format(value);
+}
+
+/** A whole number with thousands separators. */
+export function whole(value) {
+  if (value == null) return "–";
+  return integer.format(value);
+}
+
+/** Milliseconds with three significant digits: 6.86, 15.1, 534. */
+export function ms(value) {
+  if (value == null || Number.isNaN(value)) return "–";
+  if (value >= 1000) return integer.format(value);
+  return numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
+}
+
+/** A duration given in ms, in ms below a second and in seconds above: [text, unit]. */
+export function duration(valueMs) {
+  if (valueMs == null) return ["–", "ms"];
+  if (valueMs < 1000) return [ms(valueMs), "ms"];
+  const seconds = valueMs / 1000;
+  return [numberFormat({ maximumSignificantDigits: 3 }).format(seconds), "s"];
+}
+
+/** Bytes as decimal gigabytes (the API's `_gb` is 10^9 bytes). */
+export function gb(bytes) {
+  if (bytes == null) return "–";
+  const value = bytes / 1e9;
+  return `${numberFormat({ maximumFractionDigits: value < 10 ? 2 : 1 }).format(value)} GB`;
+}
+
+/** Bytes in binary units, for per-token sizes: 131072 -> "128 KiB". */
+export function binary(bytes) {
+  if (bytes == null) return "–";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${numberFormat({ maximumSignificantDigits: 4 }).format(value)} ${units[unit]}`;
+}
+
+/** US dollars: $5.83, $0.211, $0.0042. */
+export function usd(value) {
+  if (value == null || Number.isNaN(value)) return "–";
+  if (value >= 100) return `$${integer.format(value)}`;
+  if (value >= 1) return `$${numberFormat({ minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value)}`;
+  return `$${numberFormat({ maximumSignificantDigits: 3 }).format(value)}`;
+}
+
+/** A share in [0, 1] as a percentage. */
+export function percent(share, digits = 0) {
+  if (share == null || Number.isNaN(share)) return "–";
+  return `${numberFormat({ maximumFractionDigits: digits, minimumFractionDigits: digits }).format(share * 100)}%`;
+}
+
+/** A FLOP count: 1.04e12 -> "1.04 TFLOP". */
+export function flops(value) {
+  if (value == null) return "–";
+  const prefixes = ["", "k", "M", "G", "T", "P", "E"];
+  let scaled = value;
+  let index = 0;
+  while (Math.abs(scaled) >= 1000 && index < prefixes.length - 1) {
+    scaled /= 1000;
+    index += 1;
+  }
+  return `${significant3.format(scaled)} ${prefixes[index]}FLOP`;
+}
+
+/** Any value of the API answer, for the table of every figure. */
+export function raw(value) {
+  if (value == null) return "null";
+  if (typeof value === "number") {
+    return Number.isInteger(value) ? integer.format(value) : numberFormat({ maximumSignificantDigits: 6 }).format(value);
+  }
+  if (Array.isArray(value)) return value.length ? value.map(raw).join(", ") : "none";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}

@@ -1,0 +1,476 @@
+// The lab's controller: controls <-> state <-> URL, one /v1/throughput request per change
+// (debounced while a slider moves), and rendering of the answer. Every figure shown is a
+// field of that answer; nothing here estimates anything.
+
+import { ApiProblem, apiUrl, getJson } from "./api.js";
+import { drawChart } from "./chart.js";
+import * as fmt from "./format.js";
+import { drawMemory } from "./memory.js";
+import { DEFAULTS, FIELDS, PRECISIONS, fromQuery, sweepConcurrencies, toQuery } from "./state.js";
+
+const SLIDER_MAX = 512;
+const DEBOUNCE_MS = 150;
+const MIG_SEPARATOR = "|";
+
+const $ = (id) => document.getElementById(id);
+const lab = $("lab");
+const controls = {
+  model: $("model"),
+  gpu: $("gpu"),
+  weight_precision: $("weight_precision"),
+  kv_precision: $("kv_precision"),
+  tensor_parallel: $("tensor_parallel"),
+  prompt_tokens: $("prompt_tokens"),
+  output_tokens: $("output_tokens"),
+  concurrency: $("concurrency"),
+  concurrency_value: $("concurrency_value"),
+  memory_efficiency: $("memory_efficiency"),
+  compute_efficiency: $("compute_efficiency"),
+  price_per_gpu_hour_usd: $("price_per_gpu_hour_usd"),
+};
+
+const catalog = { models: new Map(), gpus: new Map() };
+let state = { ...DEFAULTS };
+let validTensorParallel = [];
+let timer = null;
+let inFlight = null;
+let sequence = 0;
+
+// --- catalog and selects -------------------------------------------------------------------
+
+function option(value, label, selected = false) {
+  const node = document.createElement("option");
+  node.value = value;
+  node.textContent = label;
+  node.selected = selected;
+  return node;
+}
+
+function shortName(gpu) {
+  return gpu.name.replace(/^(NVIDIA|AMD Instinct|AMD|Intel)\s+/, "");
+}
+
+function fillModels(models) {
+  const select = controls.model;
+  select.replaceChildren();
+  const dense = document.createElement("optgroup");
+  dense.label = "Dense";
+  const moe = document.createElement("optgroup");
+  moe.label = "Mixture of experts";
+  for (const model of models) {
+    catalog.models.set(model.slug, model);
+    (model.experts ? moe : dense).append(option(model.slug, model.name));
+  }
+  select.append(dense, moe);
+}
+
+function fillGpus(gpus) {
+  const select = controls.gpu;
+  select.replaceChildren();
+  const whole = document.createElement("optgroup");
+  whole.label = "Whole GPUs";
+  const slices = [];
+  for (const gpu of gpus) {
+    catalog.gpus.set(gpu.slug, gpu);
+    whole.append(option(gpu.slug, gpu.name));
+    if (gpu.mig_profiles?.length) {
+      const group = document.createElement("optgroup");
+      group.label = `${shortName(gpu)}: MIG slices`;
+      for (const profile of gpu.mig_profiles) {
+        group.append(option(`${gpu.slug}${MIG_SEPARATOR}${profile.name}`, `${shortName(gpu)} · ${profile.name}`));
+      }
+      slices.push(group);
+    }
+  }
+  select.append(whole, ...slices);
+}
+
+function fillPrecisions() {
+  controls.kv_precision.replaceChildren(...PRECISIONS.map((name) => option(name, name)));
+}
+
+/** The weight-precision choices say what "native" means for the chosen model. */
+function refreshWeightChoices() {
+  const model = catalog.models.get(state.model);
+  const native = model?.native_precision;
+  const select = controls.weight_precision;
+  select.replaceChildren(
+    option("", native ? `Native (${native})` : "Native"),
+    option("auto", "Auto: smallest this GPU runs natively"),
+    ...PRECISIONS.map((name) => option(name, name)),
+  );
+}
+
+/** A value from the URL that the catalog does not list still shows, so the API can name it. */
+function ensureOption(select, value, label) {
+  if (value === "" || [...select.options].some((o) => o.value === value)) return;
+  select.append(option(value, label));
+}
+
+function refreshTensorParallel(body) {
+  const select = controls.tensor_parallel;
+  const autoLabel = body && state.tensor_parallel === "" ? `Fewest that fit (${body.gpus})` : "Fewest that fit";
+  const sizes = validTensorParallel.length ? validTensorParallel : [];
+  select.replaceChildren(
+    option("", autoLabel),
+    ...sizes.map((n) => option(String(n), `${n} GPU${n === 1 ? "" : "s"}`)),
+  );
+  ensureOption(select, state.tensor_parallel, `${state.tensor_parallel} GPUs (not valid here)`);
+  select.value = state.tensor_parallel;
+}
+
+// --- state <-> controls <-> URL -------------------------------------------------------------
+
+function gpuChoice() {
+  return state.mig_profile ? `${state.gpu}${MIG_SEPARATOR}${state.mig_profile}` : state.gpu;
+}
+
+function writeControls() {
+  ensureOption(controls.model, state.model, `${state.model} (not in the catalog)`);
+  controls.model.value = state.model;
+  refreshWeightChoices();
+  ensureOption(controls.weight_precision, state.weight_precision, state.weight_precision);
+  controls.weight_precision.value = state.weight_precision;
+  ensureOption(controls.gpu, gpuChoice(), `${state.gpu}${state.mig_profile ? ` · ${state.mig_profile}` : ""} (not in the catalog)`);
+  controls.gpu.value = gpuChoice();
+  ensureOption(controls.kv_precision, state.kv_precision, state.kv_precision);
+  controls.kv_precision.value = state.kv_precision;
+  refreshTensorParallel(null);
+  controls.prompt_tokens.value = state.prompt_tokens;
+  controls.output_tokens.value = state.output_tokens;
+  writeConcurrency(state.concurrency);
+  controls.memory_efficiency.value = state.memory_efficiency;
+  controls.compute_efficiency.value = state.compute_efficiency;
+  controls.price_per_gpu_hour_usd.value = state.price_per_gpu_hour_usd;
+  writeOutputs();
+}
+
+function writeConcurrency(value) {
+  controls.concurrency_value.value = value;
+  const n = Number(value);
+  controls.concurrency.value = String(Math.min(Math.max(Number.isFinite(n) ? n : 1, 1), SLIDER_MAX));
+  controls.concurrency.setAttribute("aria-valuetext", `${value} concurrent requests`);
+}
+
+function writeOutputs() {
+  $("memory_efficiency_out").textContent = fmt.percent(Number(controls.memory_efficiency.value));
+  $("compute_efficiency_out").textContent = fmt.percent(Number(controls.compute_efficiency.value));
+  const gpu = catalog.gpus.get(state.gpu);
+  const price = gpu?.hourly_price_usd;
+  controls.price_per_gpu_hour_usd.placeholder = price != null ? `${price} (catalog)` : "no catalog price";
+  const model = catalog.models.get(state.model);
+  $("model-hint").textContent = model ? modelHint(model) : "";
+  $("gpu-hint").textContent = gpu ? gpuHint(gpu) : "";
+}
+
+function modelHint(model) {
+  const params = fmt.count(model.params_total / 1e9);
+  const active = model.params_active && model.params_active !== model.params_total ? `, ${fmt.count(model.params_active / 1e9)}B active` : "";
+  const attention = model.attention ? `, ${model.attention.toUpperCase()}` : "";
+  return `${params}B parameters${active}${attention}, ${model.layers} layers`;
+}
+
+function gpuHint(gpu) {
+  const profile = gpu.mig_profiles?.find((p) => p.name === state.mig_profile);
+  const memory = profile ? `${profile.memory_gb} GB slice of ${gpu.memory_gb} GB` : `${gpu.memory_gb} GB`;
+  const bandwidth = gpu.memory_bandwidth_tb_per_s != null ? `, ${gpu.memory_bandwidth_tb_per_s} TB/s` : "";
+  const peak = gpu.peak_tflops?.bf16 != null ? `, ${gpu.peak_tflops.bf16} BF16 TFLOP/s` : "";
+  return `${memory}${bandwidth}${peak} (datasheet)`;
+}
+
+function readControls(changed) {
+  const next = { ...state };
+  next.model = controls.model.value;
+  const [gpu, mig = ""] = controls.gpu.value.split(MIG_SEPARATOR);
+  next.gpu = gpu;
+  next.mig_profile = mig;
+  next.weight_precision = controls.weight_precision.value;
+  next.kv_precision = controls.kv_precision.value;
+  next.tensor_parallel = controls.tensor_parallel.value;
+  next.prompt_tokens = controls.prompt_tokens.value.trim();
+  next.output_tokens = controls.output_tokens.value.trim();
+  next.concurrency = changed === controls.concurrency ? controls.concurrency.value : controls.concurrency_value.value.trim();
+  next.memory_efficiency = controls.memory_efficiency.value;
+  next.compute_efficiency = controls.compute_efficiency.value;
+  next.price_per_gpu_hour_usd = controls.price_per_gpu_hour_usd.value.trim();
+  // A new model or card has its own valid tensor-parallel sizes: go back to "fewest that fit".
+  if (next.model !== state.model || next.gpu !== state.gpu || next.mig_profile !== state.mig_profile) {
+    next.tensor_parallel = "";
+    validTensorParallel = [];
+  }
+  return next;
+}
+
+function syncUrl() {
+  const query = toQuery(state).toString();
+  const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
+  history.replaceState(null, "", url);
+}
+
+function onInput(event) {
+  const changed = event.target;
+  const before = state;
+  state = readControls(changed);
+  if (changed === controls.concurrency) writeConcurrency(state.concurrency);
+  if (changed === controls.concurrency_value) writeConcurrency(state.concurrency);
+  if (state.model !== before.model) {
+    refreshWeightChoices();
+    controls.weight_precision.value = state.weight_precision;
+  }
+  if (state.tensor_parallel !== before.tensor_parallel && state.tensor_parallel === "") refreshTensorParallel(null);
+  writeOutputs();
+  syncUrl();
+  // Selects answer at once; sliders and typed numbers wait until the hand rests.
+  const immediate = changed.tagName === "SELECT";
+  schedule(immediate ? 0 : DEBOUNCE_MS);
+}
+
+// --- requests ---------------------------------------------------------------------------------
+
+function schedule(delay) {
+  clearTimeout(timer);
+  lab.dataset.status = "pending";
+  timer = setTimeout(refresh, delay);
+}
+
+function chartTop() {
+  const chosen = Number(state.concurrency);
+  return Number.isInteger(chosen) && chosen > SLIDER_MAX ? chosen : SLIDER_MAX;
+}
+
+async function refresh() {
+  inFlight?.abort();
+  const controller = new AbortController();
+  inFlight = controller;
+  const mine = ++sequence;
+  const query = toQuery(state);
+  const top = chartTop();
+  const params = new URLSearchParams(query);
+  params.set("sweep", sweepConcurrencies(top, Number(state.concurrency)).join(","));
+  lab.dataset.status = "loading";
+  lab.setAttribute("aria-busy", "true");
+  try {
+    const body = await getJson("throughput", params, controller.signal);
+    if (mine !== sequence) return;
+    render(body, top, params);
+    showError(null);
+    finish("ready", query);
+  } catch (error) {
+    if (error.name === "AbortError" || mine !== sequence) return;
+    showError(error);
+    lab.classList.add("stale");
+    finish("error", query);
+    if (error instanceof ApiProblem && error.errors?.tensor_parallel) await recoverTensorParallel(mine);
+  }
+}
+
+function finish(status, query) {
+  lab.dataset.status = status;
+  lab.dataset.renderedQuery = query.toString();
+  lab.setAttribute("aria-busy", "false");
+}
+
+/** An invalid GPU count: ask /v1/fit without one, so the select can offer the valid sizes. */
+async function recoverTensorParallel(mine) {
+  const params = toQuery({ ...state, tensor_parallel: "" });
+  try {
+    const fit = await getJson("fit", params);
+    if (mine !== sequence) return;
+    validTensorParallel = fit.valid_tensor_parallel || [];
+    refreshTensorParallel(null);
+  } catch {
+    // The first error is already on the page.
+  }
+}
+
+// --- rendering --------------------------------------------------------------------------------
+
+function requests(n) {
+  return `${fmt.whole(n)} request${n === 1 ? "" : "s"}`;
+}
+
+function setText(id, text) {
+  $(id).textContent = text;
+}
+
+function showError(error) {
+  const box = $("error");
+  if (!error) {
+    box.hidden = true;
+    box.replaceChildren();
+    lab.classList.remove("stale");
+    return;
+  }
+  const title = document.createElement("strong");
+  title.textContent = error.status ? `${error.status} ${error.title || "Error"}` : error.title || "Error";
+  const detail = document.createElement("p");
+  detail.className = "error-detail";
+  detail.textContent = error.detail || error.message;
+  box.replaceChildren(title, detail);
+  // Field messages that only repeat the detail add nothing.
+  const fields = Object.entries(error.errors || {}).filter(
+    ([, messages]) => [].concat(messages).join("; ") !== (error.detail || ""),
+  );
+  if (fields.length) {
+    const list = document.createElement("ul");
+    for (const [field, messages] of fields) {
+      const item = document.createElement("li");
+      const code = document.createElement("code");
+      code.textContent = field;
+      item.append(code, `: ${[].concat(messages).join("; ")}`);
+      list.append(item);
+    }
+    box.append(list);
+  }
+  box.hidden = false;
+}
+
+function render(body, top, params) {
+  validTensorParallel = body.valid_tensor_parallel || [];
+  refreshTensorParallel(body);
+
+  setText("time_per_token_ms", fmt.ms(body.time_per_token_ms));
+  setText("tokens_per_s_per_user", fmt.count(body.tokens_per_s_per_user));
+  setText("tokens_per_s", fmt.count(body.tokens_per_s));
+  setText("tokens_per_s_note", `decoding · ${fmt.count(body.effective_tokens_per_s)} with prefill`);
+  const [ttft, ttftUnit] = fmt.duration(body.ttft_ms);
+  setText("ttft", ttft);
+  setText("ttft_unit", ttftUnit);
+  setText("prefill_bound_note", `prefill is ${body.prefill_bound}-bound`);
+  setText("cost_per_million_output_tokens_usd", fmt.usd(body.cost_per_million_output_tokens_usd));
+  setText(
+    "price_note",
+    body.price_per_gpu_hour_usd != null ? `at ${fmt.usd(body.price_per_gpu_hour_usd)}/GPU-hour × ${body.gpus}` : "no price: enter one",
+  );
+  setText("decode_bound", body.decode_bound);
+  $("decode_bound").dataset.bound = body.decode_bound;
+  setText("decode_bound_note", `memory ${fmt.ms(body.decode_memory_ms)} · compute ${fmt.ms(body.decode_compute_ms)} ms`);
+  setText(
+    "intensity_note",
+    `${fmt.count(body.arithmetic_intensity)} FLOP/byte; ridge ${fmt.count(body.ridge_flops_per_byte)}`,
+  );
+  setText("max_concurrency", fmt.whole(body.max_concurrency));
+  setText("max_concurrency_note", `${fmt.whole(body.kv_capacity_tokens)} tokens of KV cache · ${fmt.binary(body.kv_bytes_per_token)}/token`);
+  const model = catalog.models.get(state.model);
+  const moe = model ? Boolean(model.experts) : body.expert_fraction < 1;
+  setText("expert_fraction", moe ? fmt.percent(body.expert_fraction, 1) : "all");
+  setText(
+    "expert_note",
+    moe ? `of ${model?.experts ?? "the"} experts, at ${requests(body.concurrency)}` : "dense model: every weight, every step",
+  );
+
+  $("memory-note").textContent = `${body.gpus} × ${fmt.gb(body.memory_gb_per_gpu * 1e9)}${body.mig_profile ? ` (MIG ${body.mig_profile})` : ""} · ${body.weight_precision} weights, ${body.kv_precision} KV cache · ${body.fits ? "fits" : body.fits_weights ? "KV cache does not fit" : "weights do not fit"}`;
+  drawMemory($("memory-bar"), $("memory-legend"), body);
+
+  const crossover = body.crossover_concurrency;
+  const note = $("crossover-note");
+  if (crossover == null) {
+    note.textContent = "No crossover: each added request brings more memory traffic than arithmetic, so decode stays memory-bound at any batch size.";
+  } else if (crossover > top) {
+    note.textContent = `Crossover at ${fmt.whole(crossover)} concurrent requests, beyond the chart.`;
+  } else {
+    note.textContent = `Decode turns compute-bound at ≈ ${fmt.whole(crossover)} concurrent requests.`;
+  }
+  note.dataset.crossover = crossover == null ? "" : String(crossover);
+  drawChart($("chart"), {
+    rows: body.sweep,
+    top,
+    current: { concurrency: body.concurrency, time_per_token_ms: body.time_per_token_ms },
+    crossover,
+    maxConcurrency: body.max_concurrency,
+  });
+
+  const warnings = $("warnings");
+  warnings.replaceChildren(
+    ...(body.warnings.length ? body.warnings : ["None for this setup."]).map((text) => {
+      const item = document.createElement("li");
+      item.textContent = text;
+      return item;
+    }),
+  );
+  $("warnings-panel").classList.toggle("quiet", body.warnings.length === 0);
+
+  renderFigures(body, params);
+  setText("leaves-out", `This model leaves out ${body.leaves_out}. Basis: ${body.basis}.`);
+  setText(
+    "summary",
+    `${fmt.ms(body.time_per_token_ms)} milliseconds per token, ${body.decode_bound}-bound, ${fmt.count(body.tokens_per_s)} tokens per second at ${requests(body.concurrency)}.`,
+  );
+}
+
+function renderFigures(body, params) {
+  const json = apiUrl("throughput", params);
+  $("api-link").href = json.toString();
+  const csv = new URL(json);
+  csv.searchParams.set("format", "csv");
+  $("api-csv-link").href = csv.toString();
+  const list = $("figures");
+  list.replaceChildren();
+  for (const [key, value] of flatten(body)) {
+    const row = document.createElement("div");
+    const term = document.createElement("dt");
+    term.textContent = key;
+    const definition = document.createElement("dd");
+    definition.textContent = fmt.raw(value);
+    row.append(term, definition);
+    list.append(row);
+  }
+}
+
+/** The answer's fields as [dotted name, value], nested objects spelled out; the chart's rows
+ * and the prose are left to the chart and the footer. */
+function flatten(object, prefix = "") {
+  const entries = [];
+  for (const [key, value] of Object.entries(object)) {
+    if (key === "sweep" || key === "leaves_out" || key === "warnings") continue;
+    if (value && typeof value === "object" && !Array.isArray(value)) entries.push(...flatten(value, `${prefix}${key}.`));
+    else entries.push([`${prefix}${key}`, value]);
+  }
+  return entries;
+}
+
+// --- start ------------------------------------------------------------------------------------
+
+async function copyLink() {
+  const status = $("copy-status");
+  try {
+    await navigator.clipboard.writeText(location.href);
+    status.textContent = "Link copied.";
+  } catch {
+    status.textContent = `Copy this address: ${location.href}`;
+  }
+}
+
+function reset() {
+  state = { ...DEFAULTS };
+  validTensorParallel = [];
+  writeControls();
+  syncUrl();
+  schedule(0);
+}
+
+async function start() {
+  fillPrecisions();
+  try {
+    const [models, gpus] = await Promise.all([getJson("models"), getJson("gpus")]);
+    fillModels(models.items);
+    fillGpus(gpus.items);
+  } catch (error) {
+    showError(error);
+    lab.dataset.status = "error";
+    return;
+  }
+  state = fromQuery(location.search);
+  if (!location.search && !catalog.models.has(state.model) && catalog.models.size) state.model = catalog.models.keys().next().value;
+  if (!location.search && !catalog.gpus.has(state.gpu) && catalog.gpus.size) state.gpu = catalog.gpus.keys().next().value;
+  writeControls();
+  syncUrl();
+  for (const name of FIELDS) controls[name]?.addEventListener("input", onInput);
+  controls.concurrency_value.addEventListener("input", onInput);
+  $("controls").addEventListener("submit", (event) => event.preventDefault());
+  $("copy-link").addEventListener("click", copyLink);
+  $("reset").addEventListener("click", reset);
+  await refresh();
+}
+
+start();

@@ -1,0 +1,54 @@
+"""Edges found by reading the contract against the app: each once answered wrongly."""
+
+import pytest
+
+
+def problem(response, status):
+    assert response.status_code == status, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    return response.get_json()
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["model.layers=3&model=llama-3.1-8b&gpu=h100-sxm", "model=llama-3.1-8b&model.layers=3&gpu=h100-sxm"],
+)
+def test_a_slug_and_dotted_fields_for_the_same_object_are_refused_in_either_order(client, query):
+    assert "model" in problem(client.get(f"/v1/fit?{query}"), 422)["errors"]
+
+
+def test_a_forecast_by_get_says_it_is_post_only(client):
+    body = problem(client.get("/v1/fleet?model=llama-3.1-8b&gpu=h100-sxm&forecast=x"), 422)
+    assert body["errors"] == {"forecast": ["POST only"]}
+
+
+def test_keda_format_is_case_insensitive_like_json_and_csv(client):
+    query = "model=llama-3.1-8b&gpu=h100-sxm&requests_per_day=1000&format=KEDA"
+    assert client.get(f"/v1/fleet?{query}").mimetype == "application/yaml"
+
+
+def test_a_reserve_larger_than_the_card_is_named(client):
+    body = problem(client.get("/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&reserved_gb=100"), 422)
+    assert "reserved_gb" in body["errors"]
+
+
+def test_a_catalog_model_with_an_unknown_checkpoint_format_needs_a_weight_precision(client):
+    body = problem(client.get("/v1/fit?model=llama-3.2-3b&gpu=l4"), 422)
+    assert "weight_precision" in body["errors"]
+    assert client.get("/v1/fit?model=llama-3.2-3b&gpu=l4&weight_precision=bf16").status_code == 200
+
+
+def test_a_catalog_answer_pasted_back_inline_plans_the_same(client):
+    stored = client.get("/v1/models/llama-3.1-8b").get_json()
+    inline = client.post("/v1/fit", json={"model": stored, "gpu": "h100-sxm"}).get_json()
+    assert inline["max_concurrency"] == 166
+
+
+def test_compute_precision_is_limited_to_formats_with_a_datasheet_peak(client):
+    body = problem(client.get("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&compute_precision=fp32"), 422)
+    assert "compute_precision" in body["errors"]
+
+
+def test_a_missing_fp4_peak_names_the_fp4_column(client):
+    body = problem(client.get("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&compute_precision=nvfp4"), 422)
+    assert list(body["errors"]) == ["gpu.peak_tflops.fp4"]

@@ -1,0 +1,51 @@
+"""The lab's files as the app serves them, without a browser: the routes, the assets, and
+the one list the page keeps of its own (the precisions) against the sizing core's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from flask.testing import FlaskClient
+
+from app.sizing.precision import PRECISIONS
+
+LAB = Path(__file__).resolve().parents[2] / "app" / "static" / "lab"
+
+
+def test_the_front_page_redirects_to_the_lab(client: FlaskClient) -> None:
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response.headers["Location"].endswith("/lab")
+
+
+def test_the_lab_is_html_that_loads_its_module_from_static(client: FlaskClient) -> None:
+    with client.get("/lab") as response:
+        assert response.status_code == 200
+        assert response.mimetype == "text/html"
+        html = response.get_data(as_text=True)
+        assert "default-src 'self'" in response.headers["Content-Security-Policy"]
+    assert '<script type="module" src="static/lab/main.js">' in html
+    assert "http://" not in html and "https://" not in html, "no CDN: every asset is served here"
+
+
+def test_every_lab_asset_is_served_with_its_type(client: FlaskClient) -> None:
+    types = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
+    for path in sorted(LAB.iterdir()):
+        with client.get(f"/static/lab/{path.name}") as response:
+            assert response.status_code == 200, path.name
+            assert response.mimetype == types[path.suffix], path.name
+
+
+def test_module_imports_stay_inside_the_lab() -> None:
+    for path in LAB.glob("*.js"):
+        for target in re.findall(r'from\s+"([^"]+)"', path.read_text(encoding="utf-8")):
+            assert target.startswith("./") and (LAB / target).exists(), f"{path.name} imports {target}"
+
+
+def test_the_lab_offers_exactly_the_precisions_the_api_accepts() -> None:
+    source = (LAB / "state.js").read_text(encoding="utf-8")
+    match = re.search(r"PRECISIONS = Object\.freeze\(\[([^\]]*)\]\)", source)
+    assert match, "state.js lost its PRECISIONS list"
+    offered = re.findall(r'"([^"]+)"', match.group(1))
+    assert sorted(offered) == sorted(PRECISIONS)

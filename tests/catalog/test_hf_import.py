@@ -1,0 +1,454 @@
+"""app.catalog.hf_import on its own: configs to catalog fields and parameter counts,
+safetensors headers to exact counts. No database, no Flask."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.catalog import hf_import
+from app.catalog.hf_import import HeaderError, HFConfigError, derive, load_header_file, summarise_header
+
+from .safetensors_headers import TINY_GPT_OSS, TINY_LLAMA, dense_header, gpt_oss_header, write_safetensors
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FACTS_DIR = Path("/work/shared/catalog-facts")
+CONFIGS_DIR = FACTS_DIR / "sources" / "configs"
+QWEN25_7B = REPO_ROOT / "tests" / "fixtures" / "qwen2.5-7b-instruct.config.json"
+SEED_MODELS = REPO_ROOT / "catalog_seed" / "models.yaml"
+
+
+def _config_files() -> list[Path]:
+    return sorted(CONFIGS_DIR.glob("*.json")) if CONFIGS_DIR.is_dir() else []
+
+
+def _facts_entry(config_file: Path, facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The facts entry a sources/configs copy belongs to: by repo id, else by the file the
+    entry's `source.config` names (aiconfigurator files carry the Meta- prefix)."""
+    key = config_file.stem.split("__", 1)[1]
+    matches = [
+        m
+        for m in facts
+        if m["hf_repo"].lower() == key.replace("--", "/").lower() or key in str(m["source"].get("config", ""))
+    ]
+    assert len(matches) == 1, f"{config_file.name}: {len(matches)} facts entries match"
+    return matches[0]
+
+
+def _with_family(config: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    # The transcribed Llama 3.2 copies hold neither model_type nor architectures; the facts
+    # entry names the family, exactly what a user would add to such a config.
+    if "model_type" not in config and "architectures" not in config:
+        return {**config, "model_type": entry["family"]}
+    return config
+
+
+@pytest.fixture(scope="module")
+def facts() -> list[dict[str, Any]]:
+    if not FACTS_DIR.is_dir():
+        pytest.skip(f"{FACTS_DIR} is absent: the shared catalog facts are not on this machine")
+    models: list[dict[str, Any]] = yaml.safe_load((FACTS_DIR / "models.yaml").read_text())["models"]
+    return models
+
+
+@pytest.fixture(scope="module")
+def seed_by_repo() -> dict[str, dict[str, Any]]:
+    return {m["hf_repo"]: m for m in yaml.safe_load(SEED_MODELS.read_text())["models"]}
+
+
+# --------------------------------------------------------------------------- done-when
+
+
+@pytest.mark.skipif(not FACTS_DIR.is_dir(), reason=f"{FACTS_DIR} is absent: no shared config copies to import")
+@pytest.mark.parametrize("config_file", _config_files(), ids=lambda p: p.stem)
+def test_each_sourced_config_reproduces_the_facts_parameter_count(
+    config_file: Path, facts: list[dict[str, Any]]
+) -> None:
+    entry = _facts_entry(config_file, facts)
+    derived = derive(_with_family(json.loads(config_file.read_text()), entry))
+    assert derived.params_total == pytest.approx(entry["params_computed"], rel=0.005)
+    assert derived.kv_bytes_per_token == entry["kv_bytes_per_token_bf16"]
+
+
+def test_the_facts_configs_are_all_here() -> None:
+    if not FACTS_DIR.is_dir():
+        pytest.skip(f"{FACTS_DIR} is absent")
+    assert len(_config_files()) == 18
+
+
+@pytest.mark.skipif(not FACTS_DIR.is_dir(), reason=f"{FACTS_DIR} is absent: no shared config copies to import")
+@pytest.mark.parametrize("config_file", _config_files(), ids=lambda p: p.stem)
+def test_an_imported_config_matches_its_seed_entry_field_by_field(
+    config_file: Path, facts: list[dict[str, Any]], seed_by_repo: dict[str, dict[str, Any]]
+) -> None:
+    entry = _facts_entry(config_file, facts)
+    seed = seed_by_repo[entry["hf_repo"]]
+    derived = derive(_with_family(json.loads(config_file.read_text()), entry)).catalog_fields()
+    # The config copies carry no _name_or_path; Llama 3.2 3B's copy has no max_position_embeddings
+    # (the seed takes 128k from the model card).
+    ignored = {"hf_repo"} | ({"max_context"} if derived["max_context"] is None else set())
+    differences = {k: (v, seed[k]) for k, v in derived.items() if k not in ignored and seed[k] != v}
+    assert differences == {}
+
+
+def test_qwen2_5_7b_instruct_has_7_62b_parameters_and_57344_kv_bytes_per_token() -> None:
+    derived = derive(json.loads(QWEN25_7B.read_text()))
+    assert derived.params_total == pytest.approx(7.62e9, rel=0.005)
+    assert derived.params_total == 7_615_616_512
+    assert derived.kv_bytes_per_token == 57_344
+    # Model card: 6.53B without the embedding and the (untied) LM head.
+    assert derived.params_total - derived.params.embedding - derived.params.lm_head == pytest.approx(6.53e9, rel=0.005)
+    assert (derived.family, derived.attention, derived.head_dim, derived.sliding_window) == ("qwen2", "gqa", 128, None)
+
+
+def test_qwen2_counts_the_q_k_v_biases() -> None:
+    config = json.loads(QWEN25_7B.read_text())
+    as_qwen2 = derive(config).params_total
+    as_llama = derive({**config, "model_type": "llama"}).params_total
+    assert as_qwen2 - as_llama == 28 * (3584 + 512 + 512)
+
+
+# --------------------------------------------------------------------------- families
+
+LLAMA_8B = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+}
+
+
+def test_llama_3_1_8b_has_8_030_261_248_parameters() -> None:
+    assert derive(LLAMA_8B).params_total == 8_030_261_248
+
+
+def test_tied_embeddings_have_no_separate_lm_head() -> None:
+    untied = derive(LLAMA_8B)
+    tied = derive({**LLAMA_8B, "tie_word_embeddings": True})
+    assert tied.params.lm_head == 0
+    assert untied.params_total - tied.params_total == 128256 * 4096
+
+
+def test_architectures_name_the_family_when_model_type_is_missing() -> None:
+    config = {k: v for k, v in LLAMA_8B.items() if k != "model_type"} | {"architectures": ["LlamaForCausalLM"]}
+    assert derive(config).family == "llama"
+
+
+def test_num_key_value_heads_defaults_to_multi_head_attention() -> None:
+    config = {k: v for k, v in LLAMA_8B.items() if k != "num_key_value_heads"}
+    derived = derive(config)
+    assert (derived.kv_heads, derived.attention) == (32, "mha")
+
+
+def test_attention_and_mlp_biases_are_counted_when_a_llama_config_asks_for_them() -> None:
+    plain = derive(LLAMA_8B).params_total
+    biased = derive({**LLAMA_8B, "attention_bias": True, "mlp_bias": True}).params_total
+    per_layer = (4096 + 1024 + 1024 + 4096) + (14336 + 14336 + 4096)
+    assert biased - plain == 32 * per_layer
+
+
+def test_qwen3_counts_its_query_and_key_norms() -> None:
+    qwen3 = {**LLAMA_8B, "model_type": "qwen3", "head_dim": 128}
+    assert derive(qwen3).params_total - derive({**qwen3, "model_type": "mistral"}).params_total == 32 * 2 * 128
+
+
+def test_qwen1_5_moe_a2_7b_counts_its_shared_expert_and_gate() -> None:
+    # Qwen/Qwen1.5-MoE-A2.7B config (several agreeing public copies); model card: 14.3B total, 2.7B activated.
+    config = {
+        "model_type": "qwen2_moe",
+        "hidden_size": 2048,
+        "intermediate_size": 5632,
+        "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632,
+        "num_experts": 60,
+        "num_experts_per_tok": 4,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 16,
+        "vocab_size": 151936,
+        "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+        "tie_word_embeddings": False,
+    }
+    derived = derive(config)
+    assert derived.params_total == pytest.approx(14.3e9, rel=0.005)
+    assert derived.params_active() == pytest.approx(2.7e9, rel=0.01)
+    assert derived.params.shared_experts == 24 * 3 * 2048 * 5632
+    assert derived.params.router == 24 * (60 * 2048 + 2048)  # router + the shared expert's one-logit gate
+    assert (derived.experts, derived.shared_experts, derived.intermediate_size) == (60, 1, None)
+
+
+def test_qwen_moe_dense_layers_follow_mlp_only_layers_and_the_sparse_step() -> None:
+    base = {
+        "model_type": "qwen3_moe",
+        "hidden_size": 64,
+        "intermediate_size": 256,
+        "moe_intermediate_size": 32,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "vocab_size": 100,
+    }
+    derived = derive({**base, "mlp_only_layers": [0], "decoder_sparse_step": 2})
+    # Sparse layers: (i + 1) % 2 == 0 and not in mlp_only_layers -> 1 and 3; dense: 0 and 2.
+    assert derived.params.routed_experts == 2 * 8 * 3 * 64 * 32
+    assert derived.params.dense_mlp == 2 * 3 * 64 * 256
+    assert derived.intermediate_size == 256
+
+
+def test_deepseek_v3_caches_a_latent_and_a_rope_key_per_layer() -> None:
+    if not FACTS_DIR.is_dir():
+        pytest.skip(f"{FACTS_DIR} is absent")
+    derived = derive(json.loads((CONFIGS_DIR / "aiconfigurator__deepseek-ai--DeepSeek-V3.json").read_text()))
+    assert derived.attention == "mla"
+    assert derived.kv_bytes_per_token == 61 * (512 + 64) * 2
+    assert derived.native_precision == "fp8"
+    assert derived.params.shared_experts == 58 * 3 * 7168 * 2048
+    assert any("multi-token-prediction" in note for note in derived.assumptions)
+
+
+def test_gpt_oss_without_layer_types_windows_the_even_layers() -> None:
+    config = {k: v for k, v in TINY_GPT_OSS.items() if k != "layer_types"} | {"num_hidden_layers": 3}
+    derived = derive(config)
+    assert (derived.sliding_window, derived.sliding_window_layers) == (128, 2)
+    assert derived.native_precision == "mxfp4"
+
+
+def test_gemma3_reads_text_config_and_names_its_fields() -> None:
+    config = {"model_type": "gemma3", "text_config": {"hidden_size": 64}}
+    with pytest.raises(HFConfigError) as raised:
+        derive(config)
+    assert raised.value.field == "text_config.num_hidden_layers"
+
+
+def test_gemma3_takes_transformers_defaults_for_what_its_config_leaves_out() -> None:
+    text = {
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "sliding_window": 1024,
+    }
+    derived = derive({"model_type": "gemma3", "torch_dtype": "bfloat16", "text_config": text})
+    assert (derived.vocab_size, derived.max_context, derived.tie_word_embeddings) == (262_208, 131_072, True)
+    assert derived.sliding_window_layers == 10  # 5 local : 1 global over 12 layers
+    assert derived.native_precision == "bf16"
+    assert derived.params.lm_head == 0
+    assert any("defaults" in note for note in derived.assumptions)
+
+
+def test_a_window_as_long_as_the_context_windows_nothing() -> None:
+    config = {**LLAMA_8B, "model_type": "phi3", "sliding_window": 262144}
+    assert (derive(config).sliding_window, derive(config).sliding_window_layers) == (None, 0)
+
+
+def test_qwen_sliding_window_applies_only_with_use_sliding_window() -> None:
+    config = json.loads(QWEN25_7B.read_text()) | {"sliding_window": 4096}
+    assert derive(config).sliding_window_layers == 0
+    windowed = derive(config | {"use_sliding_window": True, "max_window_layers": 20})
+    assert (windowed.sliding_window, windowed.sliding_window_layers) == (4096, 8)
+
+
+@pytest.mark.parametrize(
+    ("quantization", "torch_dtype", "expected"),
+    [
+        (None, "float16", "fp16"),
+        (None, "bfloat16", "bf16"),
+        ({"quant_method": "fp8"}, "bfloat16", "fp8"),
+        ({"quant_method": "awq", "bits": 4}, "float16", "int4"),
+        ({"quant_method": "bitsandbytes"}, "bfloat16", None),
+    ],
+)
+def test_native_precision_comes_from_quantization_then_torch_dtype(
+    quantization: dict[str, Any] | None, torch_dtype: str, expected: str | None
+) -> None:
+    config = {**LLAMA_8B, "torch_dtype": torch_dtype}
+    if quantization:
+        config["quantization_config"] = quantization
+    assert derive(config).native_precision == expected
+
+
+# --------------------------------------------------------------------------- bad configs
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"hidden_size": None}, "hidden_size"),
+        ({"num_hidden_layers": 1.5}, "num_hidden_layers"),
+        ({"num_attention_heads": True}, "num_attention_heads"),
+        ({"num_key_value_heads": 5}, "num_key_value_heads"),
+        ({"vocab_size": -1}, "vocab_size"),
+        ({"intermediate_size": "14336"}, "intermediate_size"),
+        ({"model_type": "bert"}, "model_type"),
+        ({"model_type": None}, "model_type"),
+        ({"tie_word_embeddings": "no"}, "tie_word_embeddings"),
+        ({"num_hidden_layers": 10**9}, "num_hidden_layers"),
+        ({"layer_types": ["sliding_attention"]}, "layer_types"),
+    ],
+)
+def test_a_missing_or_senseless_field_is_named(change: dict[str, Any], field: str) -> None:
+    config = {k: v for k, v in {**LLAMA_8B, **change}.items() if v is not None}
+    with pytest.raises(HFConfigError) as raised:
+        derive(config)
+    assert raised.value.field == field
+
+
+def test_a_moe_config_without_its_expert_fields_names_them() -> None:
+    with pytest.raises(HFConfigError) as raised:
+        derive({**LLAMA_8B, "model_type": "mixtral"})
+    assert raised.value.field == "num_local_experts"
+
+
+def test_a_config_that_is_not_an_object_is_refused() -> None:
+    with pytest.raises(HFConfigError):
+        derive([1, 2, 3])  # type: ignore[arg-type]
+
+
+def test_a_float_written_integer_is_read_as_one() -> None:
+    assert derive({**LLAMA_8B, "hidden_size": 4096.0}).hidden_size == 4096
+
+
+# --------------------------------------------------------------------------- safetensors
+
+
+def test_a_header_counts_exactly_what_the_config_implies() -> None:
+    summary = summarise_header(dense_header(TINY_LLAMA))
+    assert summary.params_total == derive(TINY_LLAMA).params_total
+    assert summary.bytes_by_dtype == {"BF16": 2 * summary.params_total}
+    assert summary.scale_bytes == summary.mxfp4_packed_bytes == 0
+
+
+@pytest.mark.parametrize("family", ["qwen2", "qwen3", "mistral"])
+def test_headers_of_other_dense_families_agree_with_their_configs(family: str) -> None:
+    config = {**TINY_LLAMA, "model_type": family, "head_dim": 8, "tie_word_embeddings": family == "qwen2"}
+    assert summarise_header(dense_header(config)).params_total == derive(config).params_total
+
+
+def test_mxfp4_blocks_count_two_values_a_byte_and_scales_are_reported_not_counted() -> None:
+    header = gpt_oss_header(TINY_GPT_OSS)
+    summary = summarise_header(header)
+    derived = derive(TINY_GPT_OSS)
+    assert summary.params_total == derived.params_total
+    experts, width, hidden, layers = 4, 64, 64, 2
+    assert summary.mxfp4_packed_bytes == layers * experts * (2 * width * hidden + hidden * width) // 2
+    assert summary.scale_bytes == layers * experts * (2 * width * hidden + hidden * width) // 32
+    assert summary.params_by_dtype["MXFP4"] == derived.params.routed_experts - layers * experts * (2 * width + hidden)
+
+
+def test_an_index_sums_its_shards_and_needs_every_header() -> None:
+    header = dense_header(TINY_LLAMA)
+    names = [k for k in header if k != "__metadata__"]
+    first = {k: header[k] for k in names[: len(names) // 2]}
+    second = {k: header[k] for k in names[len(names) // 2 :]}
+    weight_map = {k: "model-00001-of-00002.safetensors" for k in first} | {
+        k: "model-00002-of-00002.safetensors" for k in second
+    }
+    index = {
+        "metadata": {"total_size": 1},
+        "weight_map": weight_map,
+        "headers": {"model-00001-of-00002.safetensors": first, "model-00002-of-00002.safetensors": second},
+    }
+    summary = summarise_header(index)
+    assert (summary.params_total, summary.shards) == (derive(TINY_LLAMA).params_total, 2)
+    del index["headers"]["model-00002-of-00002.safetensors"]
+    with pytest.raises(HeaderError) as raised:
+        summarise_header(index)
+    assert raised.value.path == "headers"
+
+
+def test_a_tensor_in_two_shards_is_refused() -> None:
+    header = dense_header(TINY_LLAMA)
+    with pytest.raises(HeaderError, match="more than one shard"):
+        summarise_header({"headers": {"a": header, "b": header}})
+
+
+def test_layers_past_num_hidden_layers_are_set_apart() -> None:
+    header = dense_header({**TINY_LLAMA, "num_hidden_layers": 3})
+    summary = summarise_header(header, layers=2)
+    assert summary.params_total == derive(TINY_LLAMA).params_total
+    assert summary.excluded_params["extra_layers"] > 0
+
+
+@pytest.mark.parametrize(
+    ("tamper", "path"),
+    [
+        (lambda h: h.update({"x": {"dtype": "Q4", "shape": [1], "data_offsets": [0, 1]}}), "x.dtype"),
+        (lambda h: h.update({"x": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}}), "x.shape"),
+        (lambda h: h.update({"x": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}}), "x.data_offsets"),
+        (lambda h: h.update({"x": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}}), "x.data_offsets"),
+        (lambda h: h.update({"x": [1, 2]}), "x"),
+        (lambda h: h.update({"__metadata__": {"format": 1}}), "__metadata__"),
+    ],
+)
+def test_a_malformed_header_names_the_part_at_fault(tamper: Any, path: str) -> None:
+    header = dense_header(TINY_LLAMA)
+    tamper(header)
+    with pytest.raises(HeaderError) as raised:
+        summarise_header(header)
+    assert raised.value.path == path
+    assert not raised.value.too_large
+
+
+@pytest.mark.parametrize("header", [[], {}, {"__metadata__": {}}, "text"])
+def test_a_header_without_tensors_is_refused(header: Any) -> None:
+    with pytest.raises(HeaderError):
+        summarise_header(header)
+
+
+def test_too_many_tensors_is_a_size_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hf_import, "MAX_TENSORS", 3)
+    with pytest.raises(HeaderError) as raised:
+        summarise_header(dense_header(TINY_LLAMA))
+    assert raised.value.too_large
+
+
+def test_a_safetensors_file_gives_up_only_its_header(tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    write_safetensors(path, dense_header(TINY_LLAMA))
+    assert summarise_header(load_header_file(path)).params_total == derive(TINY_LLAMA).params_total
+
+
+def test_an_index_file_reads_the_headers_of_the_shards_beside_it(tmp_path: Path) -> None:
+    header = dense_header(TINY_LLAMA)
+    names = [k for k in header if k != "__metadata__"]
+    shards = {"model-00001-of-00002.safetensors": names[:5], "model-00002-of-00002.safetensors": names[5:]}
+    weight_map = {}
+    for shard, tensors in shards.items():
+        write_safetensors(tmp_path / shard, {name: header[name] for name in tensors})
+        weight_map.update(dict.fromkeys(tensors, shard))
+    index = tmp_path / "model.safetensors.index.json"
+    index.write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    summary = summarise_header(load_header_file(index))
+    assert (summary.params_total, summary.shards) == (derive(TINY_LLAMA).params_total, 2)
+
+
+def test_a_safetensors_file_claiming_a_huge_header_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "huge.safetensors"
+    path.write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
+    with pytest.raises(HeaderError) as raised:
+        load_header_file(path)
+    assert raised.value.too_large
+
+
+def test_a_truncated_safetensors_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "short.safetensors"
+    path.write_bytes(struct.pack("<Q", 100) + b'{"a": 1')
+    with pytest.raises(HeaderError, match="truncated"):
+        load_header_file(path)
