@@ -11,20 +11,13 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app import create_app
+from tests.support import seeded_app
 
 
 @pytest.fixture(scope="session")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('app') / 'fleet.sqlite3'}"
-    flask_app = create_app({"database_url": url})
-    flask_app.config["TESTING"] = True
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    yield flask_app
-    flask_app.extensions["fleet_sizer"]["engine"].dispose()
+    with seeded_app(tmp_path_factory, "app") as flask_app:
+        yield flask_app
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from typing import Any
 from flask import Blueprint, Response, request, url_for
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 from sqlalchemy.orm import Session
-from werkzeug.exceptions import BadRequest
 
 from app.calibration.fit import MAX_POINTS, METRICS, CalibrationRequest, MeasuredPoint, calibrate
 from app.calibration.startup_log import MAX_LOG_BYTES
@@ -27,6 +26,7 @@ from .catalog_schemas import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from .errors import ApiError
 from .lookup import resolve_gpu, resolve_model, session
 from .render import respond, wants
+from .requests import json_payload
 from .schemas import (
     MAX_CONCURRENCY,
     MAX_OUTPUT_TOKENS,
@@ -139,15 +139,7 @@ class CalibrationListQuery(Schema):
 
 
 def _body() -> dict[str, Any]:
-    if not request.is_json:
-        raise ApiError(415, "send the body as application/json")
-    try:
-        data = request.get_json()
-    except BadRequest:
-        raise ApiError(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
-    return data
+    return json_payload(hint="")
 
 
 def _unknown(calibration_id: int) -> ApiError:

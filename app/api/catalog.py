@@ -19,7 +19,6 @@ from marshmallow import Schema
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
-from werkzeug.exceptions import BadRequest
 
 from app.catalog import hf_import, queries, writes
 from app.catalog.convert import MODEL_PUBLIC_FIELDS, gpu_to_dict, model_to_dict
@@ -39,6 +38,7 @@ from .catalog_schemas import (
 from .errors import ApiError
 from .lookup import invalidate_catalog_cache, session
 from .render import JSON, respond, wants
+from .requests import json_payload
 
 bp = Blueprint("catalog", __name__, url_prefix="/v1")
 bp.after_request(add_challenge)
@@ -67,16 +67,7 @@ def _unknown_gpu(slug: str) -> ApiError:
 
 
 def _body() -> dict[str, Any]:
-    """The JSON object a write sends (application/json or any +json type)."""
-    if not request.is_json:
-        raise ApiError(415, "send the body as application/json")
-    try:
-        data = request.get_json()
-    except BadRequest:
-        raise ApiError(400, "the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "the body must be a JSON object")
-    return data
+    return json_payload(hint="")
 
 
 def _query(schema: Schema) -> dict[str, Any]:

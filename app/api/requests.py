@@ -54,9 +54,10 @@ def query_payload(schema: Schema) -> dict[str, Any]:
     return payload
 
 
-def json_payload() -> dict[str, Any]:
+def json_payload(hint: str = " (or use GET with query parameters)") -> dict[str, Any]:
+    """The JSON object a POST, PUT or PATCH sends (application/json or any +json type)."""
     if not request.is_json:
-        raise ApiError(415, "send the body as application/json (or use GET with query parameters)")
+        raise ApiError(415, f"send the body as application/json{hint}")
     try:
         data = request.get_json()
     except BadRequest:

@@ -35,6 +35,7 @@ from app.sizing.plan import PlanInputs, plan_fit, prepare_timing
 from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.timing import continuous_batching
 from tests.catalog.conftest import drop_everything, postgres_url_or_skip
+from tests.support import seeded_app
 from tests.test_openapi import SPEC_PATH, matching_operation, resolve, response_schema, undocumented
 
 TOKEN = "calibration-token-0123456789"
@@ -58,15 +59,8 @@ CONCURRENCIES = (1, 8, 32, 64, 128)
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('calibrations') / 'fleet.sqlite3'}"
-    flask_app = create_app({"database_url": url, "api_tokens": (TOKEN,)})
-    flask_app.config["TESTING"] = True
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    yield flask_app
-    flask_app.extensions["fleet_sizer"]["engine"].dispose()
+    with seeded_app(tmp_path_factory, "calibrations", api_tokens=(TOKEN,)) as flask_app:
+        yield flask_app
 
 
 @pytest.fixture(autouse=True)

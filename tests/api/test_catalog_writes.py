@@ -19,6 +19,7 @@ from app import create_app
 from app.catalog import writes
 from app.catalog.models import MigProfile
 from app.config import Config, ConfigError
+from tests.support import seeded_app
 
 TOKEN = "test-token-0123456789abcdef"
 OTHER_TOKEN = "second-token-0123456789abcdef"
@@ -27,15 +28,8 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('writes') / 'catalog.sqlite3'}"
-    flask_app = create_app({"database_url": url, "api_tokens": (OTHER_TOKEN, TOKEN)})
-    flask_app.config["TESTING"] = True
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    yield flask_app
-    flask_app.extensions["fleet_sizer"]["engine"].dispose()
+    with seeded_app(tmp_path_factory, "writes", api_tokens=(OTHER_TOKEN, TOKEN)) as flask_app:
+        yield flask_app
 
 
 @pytest.fixture

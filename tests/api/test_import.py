@@ -12,7 +12,6 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app import create_app
 from tests.catalog.safetensors_headers import (
     TINY_GPT_OSS,
     TINY_LLAMA,
@@ -20,6 +19,7 @@ from tests.catalog.safetensors_headers import (
     gpt_oss_header,
     write_safetensors,
 )
+from tests.support import seeded_app
 
 TOKEN = "import-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -31,15 +31,8 @@ MIB = 1024 * 1024
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
-    url = f"sqlite:///{tmp_path_factory.mktemp('import') / 'catalog.sqlite3'}"
-    flask_app = create_app({"database_url": url, "api_tokens": (TOKEN,)})
-    flask_app.config["TESTING"] = True
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    yield flask_app
-    flask_app.extensions["fleet_sizer"]["engine"].dispose()
+    with seeded_app(tmp_path_factory, "import", api_tokens=(TOKEN,)) as flask_app:
+        yield flask_app
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from app import create_app
 from app.catalog.seed import load_seed_files
+from tests.support import seeded_app
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "openapi.yaml"
 MAX_EXAMPLES = 25
@@ -181,17 +181,10 @@ def test_problem_instance_is_a_uri_reference(client: FlaskClient, path: str) -> 
 @pytest.fixture(scope="module")
 def fuzz_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
     """tests/conftest.py's `app`, on a database of its own and with a write token."""
-    url = f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'fleet.sqlite3'}"
-    flask_app = create_app({"database_url": url, "api_tokens": (TOKEN,)})
-    flask_app.config["TESTING"] = True
-    runner = flask_app.test_cli_runner()
-    for command in (["migrate"], ["seed"]):
-        result = runner.invoke(args=command)
-        assert result.exit_code == 0, result.output
-    FUZZ_APP.append(flask_app)
-    yield flask_app
-    FUZZ_APP.clear()
-    flask_app.extensions["fleet_sizer"]["engine"].dispose()
+    with seeded_app(tmp_path_factory, "fuzz", api_tokens=(TOKEN,)) as flask_app:
+        FUZZ_APP.append(flask_app)
+        yield flask_app
+        FUZZ_APP.clear()
 
 
 @schema.parametrize()
