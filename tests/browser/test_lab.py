@@ -31,33 +31,15 @@ try:
 except ImportError:  # reported by the fixtures: a skip here, a failure in CI
     sync_playwright = None
 
+from tests.support import CHROMIUM, CHROMIUM_FLAGS, browser_unavailable
+
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
-CHROMIUM = Path("/usr/bin/chromium")
-# As the machine's probe ran it: without the background-networking flags Chromium keeps
-# trying hosts that the closed network refuses.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 VIEWPORT = {"width": 1280, "height": 800}
 READY_TIMEOUT_S = 60
 SEED_TOLERANCE = 0.02  # the seed's figures are rounded; the page must be within 2% of them
-
-
-def unavailable(reason: str) -> None:
-    """Skip on a developer's machine; fail in CI, where the browser tests must run."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (`make test` installs Debian's chromium)")
-    pytest.skip(reason)
 
 
 # --- the real server --------------------------------------------------------------------------
@@ -141,9 +123,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     """Debian's Chromium with a fresh profile, at 1280×800."""
     if sync_playwright is None:
-        unavailable("the playwright package is not installed (pip install -r requirements-dev.txt)")
+        browser_unavailable("the playwright package is not installed (pip install -r requirements-dev.txt)")
     if not CHROMIUM.exists():
-        unavailable(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
+        browser_unavailable(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install -y chromium)")
     assert sync_playwright is not None
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(

@@ -9,9 +9,7 @@ except in CI (CI=true), where it fails.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,37 +20,20 @@ try:
 except ImportError:  # reported by the fixture: a skip here, a failure in CI
     sync_playwright = None
 
+from tests.support import CHROMIUM, CHROMIUM_FLAGS, browser_unavailable
+
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-# The same flags tests/browser uses: without the background-networking ones Chromium keeps
-# calling hosts that a closed network refuses.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 ORIGIN = "http://fleet-sizer.test"
 RENDER_TIMEOUT_MS = 30_000
-
-
-def unavailable(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}; CI must run the browser tests (`make test` installs Debian's chromium)")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if sync_playwright is None:
-        unavailable("playwright is not installed")
+        browser_unavailable("playwright is not installed")
     if not CHROMIUM.exists():
-        unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
+        browser_unavailable(f"{CHROMIUM} is missing (apt-get install chromium)")
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         yield launched
