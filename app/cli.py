@@ -47,7 +47,12 @@ def migrate_command() -> None:
 @click.option("--force", is_flag=True, help="add missing seed entries even when the catalog has rows")
 def seed_command(force: bool) -> None:
     """Load catalog_seed/ into an empty catalog (idempotent: stored slugs are left alone)."""
-    sessions = current_app.extensions["fleet_sizer"]["sessionmaker"]
+    settings = current_app.extensions["fleet_sizer"]
+    if not settings["config"].seed_on_start and not force:
+        # A catalog curated through the write API only: the seed files must not come back.
+        click.echo("SEED_ON_START is off: not seeding")
+        return
+    sessions = settings["sessionmaker"]
     with sessions() as session, session.begin():
         if not force and not catalog_is_empty(session):
             click.echo("catalog already seeded")

@@ -4,7 +4,7 @@
 | --- | --- | --- |
 | DATABASE_URL | sqlite file under instance/ | SQLAlchemy URL; postgres:// is normalised to psycopg 3 |
 | MAX_BODY_BYTES | 1048576 | request bodies above this answer 413 |
-| SEED_ON_START | 1 | seed the catalog from catalog_seed/ when it is empty |
+| SEED_ON_START | 1 | `flask seed` fills an empty catalog from catalog_seed/; 0 leaves it empty (--force overrides) |
 | LOG_LEVEL | INFO | |
 | API_TOKENS | (none) | comma-separated bearer tokens for catalog writes (16-256 chars); none: writes 403 |
 """

@@ -52,3 +52,17 @@ def test_compute_precision_is_limited_to_formats_with_a_datasheet_peak(client):
 def test_a_missing_fp4_peak_names_the_fp4_column(client):
     body = problem(client.get("/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&compute_precision=nvfp4"), 422)
     assert list(body["errors"]) == ["gpu.peak_tflops.fp4"]
+
+
+def test_seed_on_start_off_leaves_an_empty_catalog_empty(tmp_path):
+    from app import create_app
+
+    app = create_app({"database_url": f"sqlite:///{tmp_path / 'empty.sqlite3'}", "seed_on_start": False})
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["migrate"]).exit_code == 0
+    result = runner.invoke(args=["seed"])
+    assert "not seeding" in result.output
+    assert app.test_client().get("/v1/models").get_json()["total"] == 0
+    assert runner.invoke(args=["seed", "--force"]).exit_code == 0
+    assert app.test_client().get("/v1/models").get_json()["total"] >= 20
+    app.extensions["fleet_sizer"]["engine"].dispose()
