@@ -1,7 +1,7 @@
 """A model's architecture and parameter count from its Hugging Face `config.json`, and the
 exact count from its safetensors header(s), without ever reading a weight.
 
-Standard library only: the API and the CLI both call in here and map the two error types
+Standard library and the sizing core only: the API and the CLI both call in here and map the two error types
 to their own answers. Counts follow the modelling code of each family in transformers
 (every weight, bias and norm a checkpoint stores), with the catalog's conventions
 (catalog_seed/SCHEMA.md): `expert_params` is the routed experts only, `params_active`
@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from app.sizing.memory import kv_bytes_per_token
+from app.sizing.specs import ModelSpec
 
 SUPPORTED_FAMILIES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -205,11 +208,20 @@ class DerivedModel:
 
     @property
     def kv_bytes_per_token(self) -> int:
-        """KV cache per token at bf16 over every layer (MLA: the latent and the rope key)."""
-        if self.attention == "mla":
-            assert self.kv_lora_rank is not None and self.qk_rope_head_dim is not None
-            return self.layers * (self.kv_lora_rank + self.qk_rope_head_dim) * 2
-        return 2 * self.layers * self.kv_heads * self.head_dim * 2
+        """KV cache per token at bf16 over every layer, by the sizing core's own formula."""
+        spec = ModelSpec(
+            self.family,
+            self.params_total,
+            self.layers,
+            self.hidden_size,
+            self.attention_heads,
+            self.kv_heads,
+            self.head_dim,
+            attention=self.attention,
+            kv_lora_rank=self.kv_lora_rank,
+            qk_rope_head_dim=self.qk_rope_head_dim,
+        )
+        return round(kv_bytes_per_token(spec, "bf16"))
 
     def catalog_fields(self, params_total: int | None = None) -> dict[str, Any]:
         """The catalog's model fields (slug, name and source are the caller's)."""
