@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench test lint typecheck clean chromium
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines test lint typecheck clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,15 @@ serve: seed
 # Load test on loopback (wrk, installed from Debian's packages if missing); not part of `make test`.
 bench: install-dev
 	$(BIN)/python -m bench.run
+
+# Replays bench/measurements/ through the HTTP API of a real gunicorn and prints the error of the
+# defaults per metric (DATA=dir for another set of rows of the same columns, e.g. a held-out one).
+accuracy: install-dev
+	$(BIN)/python -m bench.accuracy $(if $(DATA),--data $(DATA)) $(if $(URL),--url $(URL))
+
+# Refits the engine profiles' constants on bench/measurements/ and writes catalog_seed/engines.yaml.
+fit-engines: install-dev
+	$(BIN)/python -m bench.fit_engines --write
 
 lint: install-dev
 	$(BIN)/ruff check .

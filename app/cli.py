@@ -18,7 +18,7 @@ from app.api.catalog import prepare_import, store_new_model
 from app.api.catalog_schemas import ImportSchema
 from app.api.errors import ApiError, flatten_errors
 from app.catalog import hf_import
-from app.catalog.seed import catalog_is_empty, seed_catalog
+from app.catalog.seed import catalog_is_empty, engines_are_empty, seed_catalog
 
 
 def alembic_config(url: str) -> AlembicConfig:
@@ -46,7 +46,8 @@ def migrate_command() -> None:
 @with_appcontext
 @click.option("--force", is_flag=True, help="add missing seed entries even when the catalog has rows")
 def seed_command(force: bool) -> None:
-    """Load catalog_seed/ into an empty catalog (idempotent: stored slugs are left alone)."""
+    """Load catalog_seed/ into an empty catalog, or its engines into a catalog without any
+    (idempotent: stored slugs and names are left alone)."""
     settings = current_app.extensions["fleet_sizer"]
     if not settings["config"].seed_on_start and not force:
         # A catalog curated through the write API only: the seed files must not come back.
@@ -54,10 +55,16 @@ def seed_command(force: bool) -> None:
         return
     sessions = settings["sessionmaker"]
     with sessions() as session, session.begin():
-        if not force and not catalog_is_empty(session):
+        if force or catalog_is_empty(session):
+            counts = seed_catalog(session)
+        elif engines_are_empty(session):
+            # A catalog seeded before engines were catalog data (migration 0003) gets the seed's
+            # engine profiles, which planning needs. (A catalog meant to have no engine at all
+            # is a curated one: SEED_ON_START=0 keeps it so.)
+            counts = {"engines": seed_catalog(session, kinds=("engines",))["engines"]}
+        else:
             click.echo("catalog already seeded")
             return
-        counts = seed_catalog(session)
     click.echo("seeded " + ", ".join(f"{n} {kind}" for kind, n in counts.items()))
 
 

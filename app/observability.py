@@ -85,7 +85,7 @@ PLANNING_CACHE = Counter(
 )
 CATALOG_ENTRIES = Gauge(
     "fleet_sizer_catalog_entries",
-    "Models and GPUs in the catalog, as last loaded by a live worker.",
+    "Models, GPUs and engine profiles in the catalog, as last loaded by a live worker.",
     ["kind"],
     multiprocess_mode="livemostrecent",
 )
@@ -173,9 +173,11 @@ def configure_logging(level: str) -> None:
 # --------------------------------------------------------------------------- metrics
 
 
-def catalog_loaded(models: int, gpus: int) -> None:
+def catalog_loaded(models: int, gpus: int, engines: int | None = None) -> None:
     CATALOG_ENTRIES.labels(kind="models").set(models)
     CATALOG_ENTRIES.labels(kind="gpus").set(gpus)
+    if engines is not None:
+        CATALOG_ENTRIES.labels(kind="engines").set(engines)
 
 
 def _labels() -> tuple[str, str]:

@@ -463,6 +463,11 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),
     ("GET", "/v1/gpus/h100-sxm", None, 200, "Gpu"),
+    ("GET", "/v1/engines", None, 200, "EngineList"),
+    ("GET", "/v1/engines?limit=1&offset=1", None, 200, "EngineList"),
+    ("GET", "/v1/engines/vllm", None, 200, "Engine"),
+    ("GET", "/v1/engines/no-such-engine", None, 404, "Problem"),
+    ("GET", "/v1/engines?limit=0", None, 422, "Problem"),
     ("GET", "/healthz", None, 200, "Health"),
     ("GET", "/livez", None, 200, "Health"),
     ("GET", "/readyz", None, 200, "Ready"),
@@ -557,6 +562,8 @@ def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
         ("/v1/fleet?model=llama-3.1-8b&gpu=l4&requests_per_day=1e5&format=keda", {}, "application/yaml"),
         ("/v1/models?format=csv", {}, "text/csv"),
         ("/v1/gpus/l4", {"Accept": "text/csv"}, "text/csv"),
+        ("/v1/engines?format=csv", {}, "text/csv"),
+        ("/v1/engines/vllm", {"Accept": "text/csv"}, "text/csv"),
     ],
 )
 def test_non_json_answers_are_documented(
@@ -594,6 +601,9 @@ def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
         ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"},
         ("/v1/models", "GET"): {"422"},
         ("/v1/models/{slug}", "GET"): {"404", "422"},
+        ("/v1/engines", "GET"): {"422"},
+        ("/v1/engines/{name}", "GET"): {"404", "422"},
+        ("/v1/engines/{name}", "DELETE"): {"401", "403", "404", "412", "428"},
         ("/readyz", "GET"): {"503"},
         ("/healthz", "GET"): set(),
     }

@@ -389,3 +389,133 @@ def test_precisions(precisions: list[dict]) -> None:
         assert isinstance(p["block_scaled"], bool), p["name"]
         assert p["bytes_per_param"] == p["bits"] / 8, p["name"]
     assert by["nvfp4"]["block_scaled"] and by["mxfp4"]["block_scaled"]
+
+
+def test_visible_memory_when_given_is_a_little_under_the_datasheet(gpus: list[dict]) -> None:
+    for g in gpus:
+        visible = g.get("memory_visible_gib")
+        if visible is None:
+            continue
+        assert isinstance(visible, int | float) and visible > 0, g["slug"]
+        # The datasheet's "GB" is binary in practice: visible GiB a little under it, never far above.
+        if g["memory_gb"] is not None:
+            assert visible <= g["memory_gb"] * 1.1, g["slug"]
+
+
+# --------------------------------------------------------------------------- quantized components
+
+QUANTIZABLE_COMPONENTS = {"attention", "dense_mlp", "experts", "embeddings", "lm_head"}
+
+
+def test_quantized_components_when_given_are_known_and_unique(models: list[dict]) -> None:
+    for m in models:
+        components = m.get("quantized_components")
+        if components is None:
+            continue
+        assert isinstance(components, list) and set(components) <= QUANTIZABLE_COMPONENTS, m["slug"]
+        assert len(components) == len(set(components)), m["slug"]
+        if m["experts"] is None:
+            assert "experts" not in components, m["slug"]
+
+
+# --------------------------------------------------------------------------- engines
+
+# app.sizing.engine.EngineProfile's fields, which engines.yaml spells exactly.
+ENGINE_REQUIRED = {
+    "name",
+    "display_name",
+    "version",
+    "kv_rule",
+    "gpu_memory_utilization",
+    "max_batched_tokens",
+    "max_num_seqs",
+    "block_size",
+    "source",
+}
+ENGINE_OPTIONAL = {
+    "large_gpu_gib",
+    "max_batched_tokens_large_gpu",
+    "max_num_seqs_large_gpu",
+    "activation_bytes_per_token_hidden",
+    "activation_bytes_per_token_expert_hidden",
+    "logits_bytes_per_vocab_entry",
+    "non_torch_gib",
+    "non_torch_gib_per_extra_rank",
+    "cuda_graph_gib",
+    "cuda_graph_in_budget",
+    "engine_buffers_gib",
+    "step_overhead_ms",
+    "layer_overhead_us",
+    "ttft_overhead_ms",
+    "efficiencies",
+    "uncertainty",
+    "fitted_on",
+    "notes",
+}
+KV_RULES = {"util_of_visible", "static_fraction", "fraction_of_free"}
+UNCERTAINTY_RANGES = ("time_per_token", "ttft", "tokens_per_s", "kv_capacity_tokens")
+
+
+@pytest.fixture(scope="module")
+def engines() -> list[dict]:
+    return _load("engines.yaml", "engines")
+
+
+def test_engines_have_their_fields_and_a_source(engines: list[dict]) -> None:
+    assert engines, "engines.yaml lists no engine"
+    names = [e.get("name") for e in engines]
+    assert len(names) == len(set(names)), "duplicate engine names"
+    assert "vllm" in names, "the default engine (vllm) must be seeded"
+    for e in engines:
+        label = e.get("name")
+        assert isinstance(label, str) and SLUG_RE.match(label) and label != "ideal", f"bad engine name {label!r}"
+        assert e.keys() >= ENGINE_REQUIRED, f"{label}: missing {sorted(ENGINE_REQUIRED - e.keys())}"
+        assert e.keys() <= ENGINE_REQUIRED | ENGINE_OPTIONAL, (
+            f"{label}: unknown {sorted(e.keys() - ENGINE_REQUIRED - ENGINE_OPTIONAL)}"
+        )
+        assert isinstance(e["source"], str) and e["source"].strip(), f"{label}: empty source"
+        assert isinstance(e["version"], str), f"{label}: quote the version (YAML reads 0.10 as 0.1)"
+
+
+def test_engine_settings_are_in_range(engines: list[dict]) -> None:
+    for e in engines:
+        label = e["name"]
+        assert e["kv_rule"] in KV_RULES, label
+        assert 0 < e["gpu_memory_utilization"] <= 1, label
+        for field in ("max_batched_tokens", "max_num_seqs", "block_size"):
+            assert isinstance(e[field], int) and not isinstance(e[field], bool) and e[field] > 0, (label, field)
+        for field in ("max_batched_tokens_large_gpu", "max_num_seqs_large_gpu"):
+            if e.get(field) is not None:
+                assert e.get("large_gpu_gib") is not None and e[field] > 0, (label, field)
+        for field in ENGINE_OPTIONAL - {"efficiencies", "uncertainty", "fitted_on", "notes", "cuda_graph_in_budget"}:
+            value = e.get(field)
+            assert value is None or (isinstance(value, int | float) and value >= 0), (label, field)
+
+
+def test_engine_efficiencies_name_catalogued_architectures(engines: list[dict], gpus: list[dict]) -> None:
+    architectures = {g["architecture"] for g in gpus if g.get("architecture")} | {"*"}
+    for e in engines:
+        rows = e.get("efficiencies") or []
+        names = [row["architecture"] for row in rows]
+        assert len(names) == len(set(names)), e["name"]
+        assert set(names) <= architectures, (e["name"], sorted(set(names) - architectures))
+        for row in rows:
+            assert row.keys() <= {"architecture", "memory", "compute", "moe_memory"}, (e["name"], row)
+            for share in ("memory", "compute", "moe_memory"):
+                if share in row or share != "moe_memory":
+                    assert 0 < row[share] <= 1, (e["name"], row["architecture"], share)
+
+
+def test_engine_uncertainty_ranges_are_ordered(engines: list[dict]) -> None:
+    for e in engines:
+        uncertainty = e.get("uncertainty") or {}
+        assert uncertainty.keys() <= {*UNCERTAINTY_RANGES, "rows", "unseen_widening"}, e["name"]
+        for metric in UNCERTAINTY_RANGES:
+            if metric in uncertainty:
+                low, high = uncertainty[metric]
+                assert 0 < low <= high, (e["name"], metric)
+        for metric, rows in (uncertainty.get("rows") or {}).items():
+            assert isinstance(rows, int) and rows >= 0, (e["name"], metric)
+        assert uncertainty.get("unseen_widening", 1.5) >= 1, e["name"]
+        for constant, rows in (e.get("fitted_on") or {}).items():
+            assert isinstance(constant, str) and isinstance(rows, str), (e["name"], constant)

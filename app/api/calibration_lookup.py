@@ -216,6 +216,13 @@ class Applied:
     warnings: tuple[str, ...] = ()
 
     @property
+    def mape_percent(self) -> float | None:
+        """The calibration's own error, when its efficiencies are in use (its error bars)."""
+        if self.record is None or not any(name in EFFICIENCIES for name in self.fields_used):
+            return None
+        return self.record.mape_percent
+
+    @property
     def basis(self) -> str:
         if self.record is None or not self.fields_used:
             return DATASHEET
@@ -303,6 +310,10 @@ def apply(model_value: object, gpu_value: object, inputs: PlanInputs, usable: It
             continue
         changes[OVERRIDES[name]] = value
         used.append(name)
+    if any(name in EFFICIENCIES for name in used):
+        # The efficiencies were fitted on the roofline alone: the engine's own step overheads
+        # and kernel shares would count twice.
+        changes["engine_timing"] = False
     warnings = []
     if nearest and used:
         warnings.append(

@@ -1,4 +1,5 @@
-"""The catalog: models and GPUs (with their MIG profiles), listed, read, written, imported.
+"""The catalog: models, GPUs (with their MIG profiles) and serving-engine profiles, listed,
+read, written; models imported too.
 
 Reads are open. Writes need a bearer token (auth.py) and, on an existing row, `If-Match`
 with the row's ETag (`"<version>"`): 428 without it, 412 when it is stale, and the same 412
@@ -21,12 +22,15 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from app.catalog import hf_import, queries, writes
-from app.catalog.convert import MODEL_PUBLIC_FIELDS, gpu_to_dict, model_to_dict
+from app.catalog.convert import MODEL_PUBLIC_FIELDS, engine_to_dict, gpu_to_dict, model_to_dict
 from app.catalog.db import begin_write
-from app.catalog.models import Gpu, Model
+from app.catalog.models import Engine, Gpu, Model
 
 from .auth import add_challenge, require_token
 from .catalog_schemas import (
+    EngineListQuery,
+    EngineReplaceSchema,
+    EngineWriteSchema,
     GpuListQuery,
     GpuReplaceSchema,
     GpuWriteSchema,
@@ -66,6 +70,10 @@ def _unknown_gpu(slug: str) -> ApiError:
     return ApiError(404, f"unknown GPU {slug!r}: see GET /v1/gpus", {"slug": [f"unknown GPU {slug!r}"]})
 
 
+def _unknown_engine(name: str) -> ApiError:
+    return ApiError(404, f"unknown engine {name!r}: see GET /v1/engines", {"name": [f"unknown engine {name!r}"]})
+
+
 def _body() -> dict[str, Any]:
     return json_payload(hint="")
 
@@ -102,7 +110,7 @@ def _require_if_match(version: int, what: str) -> None:
         )
 
 
-def _commit(db: Session, what: str) -> None:
+def _commit(db: Session, what: str, key: str = "slug") -> None:
     try:
         db.commit()
     except StaleDataError:
@@ -112,7 +120,7 @@ def _commit(db: Session, what: str) -> None:
         ) from None
     except IntegrityError:
         db.rollback()
-        raise ApiError(409, f"{what} conflicts with a stored row", {"slug": ["already in the catalog"]}) from None
+        raise ApiError(409, f"{what} conflicts with a stored row", {key: ["already in the catalog"]}) from None
     invalidate_catalog_cache()  # this worker's planning copy at once; other workers see the fingerprint change
 
 
@@ -128,8 +136,9 @@ def merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str
     return merged
 
 
-def _editable(document: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in document.items() if key not in ("slug", "version")}
+def _editable(document: dict[str, Any], key: str = "slug") -> dict[str, Any]:
+    """A stored document less its identifier and its version: what a PATCH merges into."""
+    return {name: value for name, value in document.items() if name not in (key, "version")}
 
 
 # --------------------------------------------------------------------------- models
@@ -173,9 +182,14 @@ def store_new_model(db: Session, values: dict[str, Any]) -> Model:
     return row
 
 
-def _created(row: Model | Gpu, endpoint: str, body: dict[str, Any]) -> Response:
-    response = respond(body, status=201)
-    response.headers["Location"] = url_for(endpoint, slug=row.slug)
+def _created(
+    row: Model | Gpu | Engine, endpoint: str, body: dict[str, Any], rows: list[dict[str, Any]] | None = None
+) -> Response:
+    response = respond(body, rows=rows, status=201)
+    if isinstance(row, Engine):
+        response.headers["Location"] = url_for(endpoint, name=row.name)
+    else:
+        response.headers["Location"] = url_for(endpoint, slug=row.slug)
     return _etag(response, row.version)
 
 
@@ -413,4 +427,104 @@ def delete_gpu(slug: str) -> Response:
     _require_if_match(row.version, f"GPU {slug!r}")
     db.delete(row)
     _commit(db, f"GPU {slug!r}")
+    return Response(status=204)
+
+
+# --------------------------------------------------------------------------- engines
+
+
+def engine_row(engine: dict[str, Any]) -> dict[str, Any]:
+    """An engine as one CSV row of fixed columns: the efficiencies as parallel lists (one
+    cell per field, ` | ` between architectures), each uncertainty range as `low | high`,
+    the row counts and fitted_on as `key=value` lists."""
+    efficiencies = engine["efficiencies"]
+    uncertainty = engine["uncertainty"]
+    row = {key: value for key, value in engine.items() if key not in ("efficiencies", "uncertainty", "fitted_on")}
+    for field in ("architecture", "memory", "compute", "moe_memory"):
+        row[f"efficiencies_{field}"] = [e[field] for e in efficiencies]
+    for field, value in uncertainty.items():
+        row[f"uncertainty_{field}"] = [f"{k}={v}" for k, v in value.items()] if field == "rows" else value
+    row["fitted_on"] = [f"{k}={v}" for k, v in engine["fitted_on"].items()]
+    return row
+
+
+@bp.get("/engines")
+def list_engines() -> Response:
+    """Serving-engine profiles (vLLM, SGLang, TensorRT-LLM), by name, one page at a time."""
+    wants()
+    query = _query(EngineListQuery())
+    rows, total = queries.filter_engines(session(), **query)
+    items = [engine_to_dict(row) for row in rows]
+    return _listing(items, [engine_row(e) for e in items], total, query)
+
+
+def _engine_answer(row: Engine, status: int = 200) -> Response:
+    engine = engine_to_dict(row)
+    return _etag(respond(engine, rows=[engine_row(engine)], status=status), row.version)
+
+
+@bp.get("/engines/<name>")
+def get_engine(name: str) -> Response:
+    """One engine profile by name, with its ETag."""
+    row = queries.get_engine(session(), name)
+    if row is None:
+        raise _unknown_engine(name)
+    return _engine_answer(row)
+
+
+@bp.post("/engines")
+@require_token
+def create_engine() -> Response:
+    """Add an engine profile to the catalog."""
+    values = EngineWriteSchema().load(_body())
+    db = _writer()
+    if queries.get_engine(db, values["name"]) is not None:
+        raise ApiError(409, f"engine {values['name']!r} already exists: PUT or PATCH it", {"name": ["already exists"]})
+    row = writes.new_engine(values)
+    db.add(row)
+    _commit(db, f"engine {values['name']!r}", key="name")
+    engine = engine_to_dict(row)
+    return _created(row, "catalog.get_engine", engine, rows=[engine_row(engine)])
+
+
+def _update_engine(name: str, document: Callable[[Engine], dict[str, Any]]) -> Response:
+    db = _writer()
+    row = queries.get_engine(db, name)
+    if row is None:
+        raise _unknown_engine(name)
+    _require_if_match(row.version, f"engine {name!r}")
+    values = EngineReplaceSchema().load(document(row))
+    writes.update_engine(row, values)
+    _commit(db, f"engine {name!r}", key="name")
+    return _engine_answer(row)
+
+
+@bp.put("/engines/<name>")
+@require_token
+def replace_engine(name: str) -> Response:
+    """Replace an engine profile (If-Match required); omitted constants take their defaults."""
+    body = _body()
+    return _update_engine(name, lambda _row: body)
+
+
+@bp.patch("/engines/<name>")
+@require_token
+def patch_engine(name: str) -> Response:
+    """Change some of an engine's fields (JSON merge patch; `uncertainty` merges key by key,
+    `efficiencies` is replaced whole; If-Match required)."""
+    patch = _body()
+    return _update_engine(name, lambda row: merge_patch(_editable(engine_to_dict(row), "name"), patch))
+
+
+@bp.delete("/engines/<name>")
+@require_token
+def delete_engine(name: str) -> Response:
+    """Remove an engine profile (If-Match required); planning then refuses its name."""
+    db = _writer()
+    row = queries.get_engine(db, name)
+    if row is None:
+        raise _unknown_engine(name)
+    _require_if_match(row.version, f"engine {name!r}")
+    db.delete(row)
+    _commit(db, f"engine {name!r}", key="name")
     return Response(status=204)

@@ -1,4 +1,5 @@
-"""Schemas for catalog writes, the Hugging Face import and the list filters.
+"""Schemas for catalog writes (models, GPUs, engine profiles), the Hugging Face import and the
+list filters.
 
 Writes reuse the planning schemas' field definitions and checks (ModelShapeSchema,
 GpuFiguresSchema, PeakSchema, InterconnectSchema, MigProfileSchema) and tighten what the
@@ -25,8 +26,10 @@ from marshmallow import (
 )
 
 from app.catalog import models as columns
-from app.catalog.convert import PEAK_TFLOPS_KEYS
-from app.catalog.seed import NATIVE_PRECISIONS
+from app.catalog.convert import PEAK_TFLOPS_KEYS, UNCERTAINTY_RANGES, uncertainty_to_dict
+from app.catalog.seed import NATIVE_PRECISIONS, RESERVED_ENGINE_NAMES
+from app.sizing.engine import KV_RULES, Uncertainty
+from app.sizing.memory import COMPONENTS
 from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA
 
@@ -48,6 +51,9 @@ DEFAULT_LIMIT = 100
 MAX_OFFSET = 10_000_000
 MAX_MIG_PROFILES = 64
 PRECISION_NAMES = tuple(PRECISIONS)
+# A catalog GPU's visible memory may exceed its datasheet figure read as GB (the "80 GB" of
+# an H100 is 80 GiB in practice: 79.2 GiB visible, above 80e9 bytes), never by much more.
+VISIBLE_OVER_DATASHEET = 1.1
 
 
 def _slug_field(**kwargs: Any) -> fields.String:
@@ -128,6 +134,12 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
     hf_repo = _optional_text(columns.NAME_LENGTH)
     native_precision = fields.String(allow_none=True, load_default=None, validate=_Precision())
     tie_word_embeddings = fields.Boolean(load_default=False)
+    quantized_components = fields.List(
+        fields.String(validate=validate.OneOf(COMPONENTS)),
+        allow_none=True,
+        load_default=None,
+        validate=validate.Length(max=len(COMPONENTS)),
+    )
     license = _optional_text(columns.NAME_LENGTH)
     source = _text(5000, required=True)
     notes = _optional_text(5000)
@@ -152,6 +164,9 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
             errors["params_active"] = [f"must be at most params_total ({total})"]
         if data.get("sliding_window") is not None and data.get("sliding_window_layers") == 0:
             errors["sliding_window_layers"] = ["must be at least 1 when sliding_window is set (or leave it out)"]
+        components = data.get("quantized_components") or []
+        if len(set(components)) != len(components):
+            errors["quantized_components"] = ["each component once"]
         if errors:
             raise ValidationError(errors)
 
@@ -192,7 +207,7 @@ MODEL_COLUMNS = (
     "attention_heads", "kv_heads", "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim",
     "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "shared_experts",
     "expert_params", "vocab_size", "intermediate_size", "moe_intermediate_size", "tie_word_embeddings",
-    "native_precision", "max_context", "license", "source", "notes",
+    "quantized_components", "native_precision", "max_context", "license", "source", "notes",
 )  # fmt: skip
 
 
@@ -232,6 +247,7 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
     architecture = _optional_text(32)
     form_factor = _optional_text(64)
     memory_gb = fields.Float(allow_none=True, load_default=None, validate=positive(1e5))
+    memory_visible_gib = fields.Float(allow_none=True, load_default=None, validate=positive(1e5))
     native_precisions = fields.List(
         fields.String(validate=validate.OneOf(NATIVE_PRECISIONS)),
         allow_none=True,
@@ -269,6 +285,11 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
             errors["native_precisions"] = ["each precision once"]
         if data.get("hourly_price_usd") is not None and data.get("price_date") is None:
             errors["price_date"] = ["required with hourly_price_usd: an indicative price needs its date"]
+        visible, datasheet = data.get("memory_visible_gib"), data.get("memory_gb")
+        if visible is not None and datasheet is not None and visible > datasheet * VISIBLE_OVER_DATASHEET:
+            errors["memory_visible_gib"] = [
+                f"must be at most {VISIBLE_OVER_DATASHEET} x memory_gb ({datasheet * VISIBLE_OVER_DATASHEET:g})"
+            ]
         if errors:
             raise ValidationError(errors)
 
@@ -288,7 +309,8 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
 
 
 GPU_SCALAR_COLUMNS = (
-    "slug", "name", "vendor", "architecture", "form_factor", "memory_gb", "memory_bandwidth_tb_per_s",
+    "slug", "name", "vendor", "architecture", "form_factor", "memory_gb", "memory_visible_gib",
+    "memory_bandwidth_tb_per_s",
     "native_precisions", "gpus_per_node", "host_cpu_cores", "hourly_price_usd", "price_date", "source",
     "confidence", "notes",
 )  # fmt: skip
@@ -298,6 +320,173 @@ class GpuReplaceSchema(GpuWriteSchema):
     """PUT (and PATCH, after merging) /v1/gpus/{slug}: the slug is the URL's."""
 
     slug = fields.String(dump_only=True)
+
+
+# --------------------------------------------------------------------------- engines
+
+MAX_EFFICIENCIES = 64
+MAX_FITTED_ON = 200
+_UNCERTAINTY_DEFAULTS = uncertainty_to_dict(Uncertainty())
+
+
+def _share() -> validate.Range:
+    """A share of a datasheet peak: above 0, at most all of it."""
+    return validate.Range(min=0, min_inclusive=False, max=1)
+
+
+def _amount(maximum: float, **kwargs: Any) -> fields.Float:
+    """A reservation or overhead: zero or more, up to `maximum` (defaults to 0)."""
+    return fields.Float(load_default=0.0, validate=validate.Range(min=0, max=maximum), **kwargs)
+
+
+class KernelEfficiencySchema(Schema):
+    """One GPU generation's share of the datasheet peaks (app.sizing.engine.KernelEfficiency)."""
+
+    class Meta:
+        unknown = RAISE
+
+    architecture = fields.String(
+        required=True,
+        validate=[
+            validate.Length(min=1, max=columns.ARCHITECTURE_LENGTH),
+            validate.Regexp(r"^(\*|[a-z0-9][a-z0-9_.-]*)$", error="a GPU architecture (`hopper`, ...) or `*`"),
+        ],
+    )
+    memory = fields.Float(required=True, validate=_share())
+    compute = fields.Float(required=True, validate=_share())
+    moe_memory = fields.Float(load_default=1.0, validate=_share())
+
+
+def _range_pair(metric: str) -> fields.List[float]:
+    return fields.List(
+        fields.Float(validate=validate.Range(min=0, min_inclusive=False, max=100)),
+        load_default=lambda: list(_UNCERTAINTY_DEFAULTS[metric]),
+        validate=validate.Length(equal=2),
+    )
+
+
+class UncertaintySchema(Schema):
+    """The p10 and p90 of measured / predicted per metric (app.sizing.engine.Uncertainty);
+    an omitted field keeps the stated default."""
+
+    class Meta:
+        unknown = RAISE
+
+    time_per_token = _range_pair("time_per_token")
+    ttft = _range_pair("ttft")
+    tokens_per_s = _range_pair("tokens_per_s")
+    kv_capacity_tokens = _range_pair("kv_capacity_tokens")
+    rows = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=64)),
+        values=fields.Integer(strict=True, validate=count(0, 1_000_000_000)),
+        load_default=dict,
+        validate=validate.Length(max=64),
+    )
+    unseen_widening = fields.Float(
+        load_default=_UNCERTAINTY_DEFAULTS["unseen_widening"], validate=validate.Range(1, 10)
+    )
+
+    @validates_schema
+    def _ordered(self, data: dict[str, Any], **_: Any) -> None:
+        errors = {
+            metric: [f"low ({data[metric][0]}) must not be above high ({data[metric][1]})"]
+            for metric in UNCERTAINTY_RANGES
+            if len(data.get(metric) or ()) == 2 and data[metric][0] > data[metric][1]
+        }
+        if errors:
+            raise ValidationError(errors)
+
+
+class EngineWriteSchema(_WholeNumbers):
+    """POST /v1/engines: a whole engine profile (the fields of app.sizing.engine.EngineProfile,
+    its `version` as `engine_version`). Omitted constants are 0, omitted defaults for large
+    GPUs null, omitted uncertainty the stated default ranges."""
+
+    class Meta:
+        unknown = RAISE
+
+    name = fields.String(
+        required=True,
+        validate=[
+            validate.Length(min=1, max=columns.ENGINE_NAME_LENGTH),
+            validate.Regexp(columns.SLUG_PATTERN, error="lowercase letters, digits, '.' and '-' only"),
+            validate.NoneOf(RESERVED_ENGINE_NAMES, error="is reserved: it means planning without an engine"),
+        ],
+    )
+    display_name = _text(columns.NAME_LENGTH, required=True)
+    engine_version = _text(columns.ENGINE_VERSION_LENGTH, required=True)
+    kv_rule = fields.String(required=True, validate=validate.OneOf(KV_RULES))
+    gpu_memory_utilization = fields.Float(required=True, validate=_share())
+    max_batched_tokens = fields.Integer(required=True, validate=count(1, 10_000_000))
+    max_num_seqs = fields.Integer(required=True, validate=count(1, 1_000_000))
+    block_size = fields.Integer(required=True, validate=count(1, 1_000_000))
+    large_gpu_gib = fields.Float(allow_none=True, load_default=None, validate=positive(1e5))
+    max_batched_tokens_large_gpu = fields.Integer(allow_none=True, load_default=None, validate=count(1, 10_000_000))
+    max_num_seqs_large_gpu = fields.Integer(allow_none=True, load_default=None, validate=count(1, 1_000_000))
+    activation_bytes_per_token_hidden = _amount(1e4)
+    activation_bytes_per_token_expert_hidden = _amount(1e4)
+    logits_bytes_per_vocab_entry = _amount(64)
+    non_torch_gib = _amount(1e3)
+    non_torch_gib_per_extra_rank = _amount(1e3)
+    cuda_graph_gib = _amount(1e3)
+    cuda_graph_in_budget = fields.Boolean(load_default=False)
+    engine_buffers_gib = _amount(1e3)
+    step_overhead_ms = _amount(1e4)
+    layer_overhead_us = _amount(1e6)
+    ttft_overhead_ms = _amount(1e5)
+    efficiencies = fields.List(
+        fields.Nested(KernelEfficiencySchema), load_default=list, validate=validate.Length(max=MAX_EFFICIENCIES)
+    )
+    uncertainty = fields.Nested(UncertaintySchema, load_default=lambda: UncertaintySchema().load({}))
+    fitted_on = fields.Dict(
+        keys=fields.String(validate=validate.Length(min=1, max=200)),
+        values=fields.String(validate=validate.Length(max=5000)),
+        load_default=dict,
+        validate=validate.Length(max=MAX_FITTED_ON),
+    )
+    source = _text(5000, required=True)
+    notes = _optional_text(5000)
+    version = fields.Integer(dump_only=True)
+
+    @validates_schema
+    def _catalog_consistent(self, data: dict[str, Any], **_: Any) -> None:
+        errors: dict[str, list[str]] = {}
+        if data.get("large_gpu_gib") is None:
+            for name in ("max_batched_tokens_large_gpu", "max_num_seqs_large_gpu"):
+                if data.get(name) is not None:
+                    errors[name] = ["only with large_gpu_gib (the size from which it applies)"]
+        architectures = [e["architecture"] for e in data.get("efficiencies") or []]
+        duplicates = sorted({a for a in architectures if architectures.count(a) > 1})
+        if duplicates:
+            errors["efficiencies"] = [f"one row per architecture: {', '.join(duplicates)} more than once"]
+        if errors:
+            raise ValidationError(errors)
+
+    @post_load
+    def _columns(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
+        """Every engines column; `name` only when the document carries it (not on PUT)."""
+        out = {name: data.get(name) for name in ENGINE_COLUMNS if name != "name"}
+        if "name" in data:
+            out["name"] = data["name"]
+        out["efficiencies"] = [dict(e) for e in data.get("efficiencies") or []]
+        return out
+
+
+ENGINE_COLUMNS = (
+    "name", "display_name", "engine_version", "kv_rule", "gpu_memory_utilization", "max_batched_tokens",
+    "max_num_seqs", "block_size", "large_gpu_gib", "max_batched_tokens_large_gpu", "max_num_seqs_large_gpu",
+    "activation_bytes_per_token_hidden", "activation_bytes_per_token_expert_hidden",
+    "logits_bytes_per_vocab_entry", "non_torch_gib", "non_torch_gib_per_extra_rank", "cuda_graph_gib",
+    "cuda_graph_in_budget", "engine_buffers_gib", "step_overhead_ms", "layer_overhead_us",
+    "ttft_overhead_ms", "efficiencies",
+    "uncertainty", "fitted_on", "source", "notes",
+)  # fmt: skip
+
+
+class EngineReplaceSchema(EngineWriteSchema):
+    """PUT (and PATCH, after merging) /v1/engines/{name}: the name is the URL's."""
+
+    name = fields.String(dump_only=True)
 
 
 # --------------------------------------------------------------------------- import
@@ -365,3 +554,7 @@ class GpuListQuery(_ListQuery):
     vendor = fields.String(validate=validate.OneOf(columns.VENDORS))
     min_memory_gb = fields.Float(validate=validate.Range(min=0, max=1e5))
     has_mig = fields.Boolean(truthy=_TRUE, falsy=_FALSE)
+
+
+class EngineListQuery(_ListQuery):
+    """GET /v1/engines: pages only (there are a handful)."""

@@ -21,12 +21,13 @@ from app.sizing.fleet_plan import (
     plan_fleet,
     rank,
 )
-from app.sizing.plan import LEAVES_OUT, MS
+from app.sizing.plan import ENGINE_LEAVES_OUT, LEAVES_OUT, MS
 from app.sizing.specs import GpuSpec
 
 from .calibration_lookup import annotate_fleet, apply
 from .errors import ApiError
 from .lookup import catalog_gpus, resolve_gpu, resolve_model
+from .planning import engine_fields, with_engine
 from .render import respond
 from .requests import parse
 from .schemas import InlineGpuSchema, SlugOrInline, ThroughputSchema, count, positive
@@ -152,8 +153,8 @@ def vllm_command(plan: FleetPlan, model_ref: str, data: dict[str, Any]) -> str:
         f"--tensor-parallel-size {fitted.tensor_parallel}",
         f"--max-num-seqs {plan.capacity.concurrency}",
         f"--max-model-len {data['prompt_tokens'] + data['output_tokens']}",
-        f"--gpu-memory-utilization {data['gpu_memory_utilization']}",
-        f"--max-num-batched-tokens {data['max_batched_tokens']}",
+        f"--gpu-memory-utilization {fitted.inputs.gpu_memory_utilization}",
+        f"--max-num-batched-tokens {fitted.inputs.max_batched_tokens}",
         f"--kv-cache-dtype {'fp8' if fitted.kv_precision == 'fp8' else 'auto'}",
     ]
     if fitted.weight_precision == "fp8" and fitted.model.native_precision not in ("fp8", None):
@@ -195,8 +196,10 @@ def plan_body(plan: FleetPlan, model_label: str, data: dict[str, Any]) -> dict[s
         "host_cpu_cores": plan.host_cpu_cores,
         "autoscaling": autoscaling_body(plan),
         "vllm_command": vllm_command(plan, model_label, data),
+        **engine_fields(plan.fit),
         "basis": "measured" if data.get("per_replica_tokens_per_s") is not None else "datasheet",
-        "leaves_out": LEAVES_OUT + "; queueing delay at the SLO is not modelled",
+        "leaves_out": (LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT)
+        + "; queueing delay at the SLO is not modelled",
         "warnings": plan.warnings,
     }
     return body
@@ -258,7 +261,7 @@ def fleet() -> Response:
         raise ApiError(422, "forecast is POST only: a list of periods has no query form", {"forecast": ["POST only"]})
     data = parse(_schema)
     model, model_label = resolve_model(data["model"])
-    applied = apply(data["model"], data.get("gpu"), _schema.inputs(data))
+    applied = apply(data["model"], data.get("gpu"), with_engine(_schema.inputs(data), data))
     plan_inputs = applied.inputs
     inputs = _inputs(data)
     options: list[Option] | None = None

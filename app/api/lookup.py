@@ -1,7 +1,8 @@
 """Catalog slugs to sizing specs. Inline objects arrive already parsed into specs.
 
 Slugs resolve from a per-worker, in-memory copy of the catalog (every model and GPU as a
-spec, and the GPU list the whole-catalog ranking walks), so planning does no ORM work. The
+spec, the GPU list the whole-catalog ranking walks, and every engine profile), so planning
+does no ORM work. The
 copy is compared with the database's fingerprint of the catalog (one aggregate query) at
 most every CHECK_INTERVAL_S, and at once when a request names a slug the copy lacks; a write
 from any worker, replica or the CLI changes the fingerprint, and the worker reloads.
@@ -25,8 +26,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app import observability
 from app.catalog import queries
-from app.catalog.convert import gpu_to_spec, model_to_spec
+from app.catalog.convert import engine_to_spec, gpu_to_spec, model_to_spec
+from app.catalog.models import Engine as EngineRow
 from app.catalog.models import Gpu, Model
+from app.sizing.engine import IDEAL, EngineProfile
 from app.sizing.specs import GpuSpec, ModelSpec
 
 from .errors import ApiError
@@ -44,7 +47,7 @@ MAX_SNAPSHOT_AGE_S = 60.0
 CHECK_INTERVAL_S = 1.0
 
 
-def _table_fingerprint(table: type[Model] | type[Gpu]) -> Any:
+def _table_fingerprint(table: type[Model] | type[Gpu] | type[EngineRow]) -> Any:
     # version_id_col bumps `version` on every update (MIG profile edits bump the GPU's);
     # inserts and deletes move the count, the largest id or the newest updated_at.
     return select(
@@ -56,12 +59,12 @@ def _table_fingerprint(table: type[Model] | type[Gpu]) -> Any:
     ).select_from(table)
 
 
-FINGERPRINT = union_all(_table_fingerprint(Model), _table_fingerprint(Gpu))
+FINGERPRINT = union_all(_table_fingerprint(Model), _table_fingerprint(Gpu), _table_fingerprint(EngineRow))
 
 
 @dataclass(frozen=True)
 class CatalogSnapshot:
-    """Every model and GPU as specs, as of `fingerprint`."""
+    """Every model, GPU and engine profile as specs, as of `fingerprint`."""
 
     fingerprint: tuple[Any, ...]
     models: Mapping[str, ModelSpec]
@@ -71,6 +74,8 @@ class CatalogSnapshot:
     loaded_at: float
     # Counts this worker's loads: what anything derived from the copy is keyed by.
     serial: int
+    # By name, in name order.
+    engines: Mapping[str, EngineProfile]
 
 
 class CatalogCache:
@@ -114,8 +119,9 @@ class CatalogCache:
     def _load(db: Session, current: tuple[Any, ...], serial: int) -> CatalogSnapshot:
         models = {row.slug: model_to_spec(row) for row in queries.list_models(db)}
         gpu_list = tuple((row.slug, gpu_to_spec(row)) for row in queries.list_gpus(db))
-        observability.catalog_loaded(models=len(models), gpus=len(gpu_list))
-        return CatalogSnapshot(current, models, dict(gpu_list), gpu_list, time.monotonic(), serial)
+        engines = {row.name: engine_to_spec(row) for row in queries.list_engines(db)}
+        observability.catalog_loaded(models=len(models), gpus=len(gpu_list), engines=len(engines))
+        return CatalogSnapshot(current, models, dict(gpu_list), gpu_list, time.monotonic(), serial, engines)
 
 
 def catalog_cache(app: Flask | None = None) -> CatalogCache:
@@ -177,3 +183,26 @@ def resolve_gpu(value: str | GpuSpec) -> tuple[GpuSpec, str]:
 def catalog_gpus() -> list[tuple[str, GpuSpec]]:
     """Every catalog GPU as (slug, spec), by slug: what the whole-catalog ranking walks."""
     return list(catalog().gpu_list)
+
+
+def _unknown_engine(name: str) -> ApiError:
+    known = ", ".join((IDEAL, *catalog().engines))
+    message = f"unknown engine {name!r}: known are {known}"
+    return ApiError(422, f"{message} (see GET /v1/engines)", {"engine": [message]})
+
+
+def resolve_engine(name: str) -> EngineProfile | None:
+    """A planning request's `engine`: None for `ideal` (the roofline alone), else the
+    catalog's profile. An unknown name is an invalid field value (422 naming `engine`), not a
+    missing resource: the request names no engine path."""
+    if name == IDEAL:
+        return None
+    profile = catalog().engines.get(name) or catalog(recheck=True).engines.get(name)
+    if profile is None:
+        raise _unknown_engine(name)
+    return profile
+
+
+def catalog_engines() -> list[tuple[str, EngineProfile]]:
+    """Every catalog engine profile as (name, profile), by name (`ideal` is not one)."""
+    return list(catalog().engines.items())

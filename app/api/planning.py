@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response
 
 from app.sizing import cost as cost_mod
+from app.sizing import engine as engine_mod
 from app.sizing.errors import MissingFigure
-from app.sizing.plan import LEAVES_OUT, MS, FitPlan, Point, ThroughputPlan, plan_fit, plan_throughput
+from app.sizing.plan import (
+    ENGINE_LEAVES_OUT,
+    GIB,
+    LEAVES_OUT,
+    MS,
+    FitPlan,
+    PlanInputs,
+    Point,
+    ThroughputPlan,
+    plan_fit,
+    plan_throughput,
+)
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
 from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.timing import gemm_roofline
 
 from .calibration_lookup import MEMORY_ONLY, annotate, apply
 from .errors import ApiError
-from .lookup import resolve_gpu, resolve_model
+from .lookup import resolve_engine, resolve_gpu, resolve_model
 from .render import respond
 from .requests import parse
 from .schemas import CostSchema, FitSchema, RooflineSchema, ThroughputSchema
@@ -32,6 +45,55 @@ def _specs(data: dict[str, Any]) -> tuple[ModelSpec, GpuSpec, str, str]:
     model, model_label = resolve_model(data["model"])
     gpu, gpu_label = resolve_gpu(data["gpu"])
     return model, gpu, model_label, gpu_label
+
+
+def with_engine(inputs: PlanInputs, data: dict[str, Any]) -> PlanInputs:
+    """The request's typed inputs with its engine profile from the catalog (ideal: none)."""
+    return replace(inputs, engine=resolve_engine(data["engine"]))
+
+
+def _gib(nbytes: float | None) -> float | None:
+    return None if nbytes is None else nbytes / GIB
+
+
+def engine_fields(plan: FitPlan) -> dict[str, Any]:
+    """What an engine's memory rule ran with: the settings and its reservations per GPU."""
+    inputs, reserved = plan.inputs, plan.reservations
+    engine = plan.engine
+    return {
+        "engine": engine_mod.IDEAL if engine is None else engine.name,
+        "engine_version": None if engine is None else engine.version,
+        "gpu_memory_utilization": inputs.gpu_memory_utilization,
+        "max_batched_tokens": inputs.max_batched_tokens,
+        "max_num_seqs": inputs.max_num_seqs,
+        "block_size": 1 if engine is None else engine.block_size,
+        "memory_visible_gib": plan.visible_gib,
+        "weights_bytes_per_gpu": round(plan.result.weights_bytes / plan.gpus),
+        "weights_by_component_bytes": (
+            None
+            if plan.weights_by_component is None
+            else {name: round(value) for name, value in plan.weights_by_component.items()}
+        ),
+        "activation_peak_gib_per_gpu": None if reserved is None else _gib(reserved.activation_bytes),
+        "non_torch_gib_per_gpu": None if reserved is None else _gib(reserved.non_torch_bytes),
+        "cuda_graph_gib_per_gpu": None if reserved is None else _gib(reserved.cuda_graph_bytes),
+        "kv_budget_gib_per_gpu": plan.result.kv_budget_bytes / plan.gpus / GIB,
+        "expert_parallel": inputs.expert_parallel,
+    }
+
+
+def uncertainty_fields(plan: FitPlan, predicted: dict[str, float | None], mape: float | None) -> dict[str, Any]:
+    """`uncertainty`: ranges from the engine's training residuals (or the calibration's)."""
+    if mape is not None:
+        return {"uncertainty": engine_mod.residual_ranges(predicted, mape), "uncertainty_basis": "calibration"}
+    engine = plan.engine
+    if engine is None:
+        return {"uncertainty": None, "uncertainty_basis": "engine=ideal: a lower bound, no error bars"}
+    ranges, notes = engine_mod.uncertainty_ranges(
+        engine, predicted, moe=plan.model.is_moe, architecture=plan.target.gpu.architecture
+    )
+    basis = f"10th-90th percentile of measured/predicted on {engine.name}'s training rows"
+    return {"uncertainty": ranges, "uncertainty_basis": "; ".join([basis, *notes])}
 
 
 def fit_body(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int) -> dict[str, Any]:
@@ -64,6 +126,7 @@ def fit_body(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int) 
         "fits": r.fits,
         "memory_gb_per_gpu": target.gpu.memory_gb,
         "host_cpu_cores": None if host_cores is None else host_cores * plan.gpus,
+        **engine_fields(plan),
         "warnings": plan.warnings,
     }
 
@@ -117,8 +180,30 @@ def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> di
     }
 
 
-def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, inputs: dict[str, Any]) -> dict[str, Any]:
+def throughput_predictions(plan: ThroughputPlan) -> dict[str, float | None]:
+    """The figures error bars are given for: the continuously batched ones where the steady
+    state exists (what engines run), else the lab's."""
     point = plan.point
+    steady = point.steady
+    if steady is None:
+        return {
+            "time_per_token_ms": _ms(point.decode.time_s),
+            "ttft_ms": _ms(point.prefill.time_s),
+            "tokens_per_s": point.concurrency / point.decode.time_s,
+            "kv_capacity_tokens": plan.fit.result.kv_capacity_tokens,
+        }
+    return {
+        "time_per_token_ms": _ms(steady.time_per_token_s),
+        "ttft_ms": _ms(steady.ttft_s),
+        "tokens_per_s": steady.tokens_per_s,
+        "kv_capacity_tokens": plan.fit.result.kv_capacity_tokens,
+    }
+
+
+def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, mape: float | None) -> dict[str, Any]:
+    point = plan.point
+    budget = plan.fit.inputs.max_batched_tokens
+    assert budget is not None
     d, p = point.decode, point.prefill
     decode_tokens_per_s = point.concurrency / d.time_s
     body = fit_body(plan.fit, model_label, gpu_label, point.concurrency)
@@ -154,10 +239,11 @@ def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, inpu
             "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
             "cost_per_million_output_tokens_usd": _cost(plan, point.effective_tokens_per_s),
             "cost_per_million_output_tokens_decode_only_usd": _cost(plan, decode_tokens_per_s),
-            "continuous_batching": _steady(point, inputs["max_batched_tokens"]),
-            "sweep": [sweep_row(plan, s, inputs["max_batched_tokens"]) for s in plan.sweep],
+            "continuous_batching": _steady(point, budget),
+            "sweep": [sweep_row(plan, s, budget) for s in plan.sweep],
             "basis": "datasheet",
-            "leaves_out": LEAVES_OUT,
+            "leaves_out": LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,
+            **uncertainty_fields(plan.fit, throughput_predictions(plan), mape),
             "warnings": plan.warnings,
         }
     )
@@ -169,9 +255,12 @@ def fit() -> Response:
     """Do the weights and the KV cache fit, and for how many concurrent conversations?"""
     data = parse(_fit_schema)
     model, gpu, model_label, gpu_label = _specs(data)
-    applied = apply(data["model"], data["gpu"], _fit_schema.inputs(data), MEMORY_ONLY)
+    applied = apply(data["model"], data["gpu"], with_engine(_fit_schema.inputs(data), data), MEMORY_ONLY)
     plan = plan_fit(model, gpu, applied.inputs)
-    return respond(annotate(fit_body(plan, model_label, gpu_label, data["concurrency"]), applied))
+    body = fit_body(plan, model_label, gpu_label, data["concurrency"])
+    predicted: dict[str, float | None] = {"kv_capacity_tokens": plan.result.kv_capacity_tokens}
+    body.update(uncertainty_fields(plan, predicted, None))
+    return respond(annotate(body, applied))
 
 
 @bp.route("/throughput", methods=["GET", "POST"])
@@ -179,9 +268,9 @@ def throughput() -> Response:
     """Time per token, TTFT, tokens/s and what bounds them; one row per sweep concurrency."""
     data = parse(_throughput_schema)
     model, gpu, model_label, gpu_label = _specs(data)
-    applied = apply(data["model"], data["gpu"], _throughput_schema.inputs(data))
+    applied = apply(data["model"], data["gpu"], with_engine(_throughput_schema.inputs(data), data))
     plan = plan_throughput(model, gpu, applied.inputs)
-    body = annotate(throughput_body(plan, model_label, gpu_label, data), applied)
+    body = annotate(throughput_body(plan, model_label, gpu_label, applied.mape_percent), applied)
     return respond(body, rows=body["sweep"] or None)
 
 
@@ -200,7 +289,7 @@ def cost() -> Response:
     if tokens_per_s is None and data.get("model") is not None:
         assert gpu_spec is not None
         model, _ = resolve_model(data["model"])
-        applied = apply(data["model"], data["gpu"], _cost_schema.inputs(data))
+        applied = apply(data["model"], data["gpu"], with_engine(_cost_schema.inputs(data), data))
         plan = plan_throughput(model, gpu_spec, applied.inputs)
         tokens_per_s = plan.point.effective_tokens_per_s
         gpus = gpus or plan.work.tp

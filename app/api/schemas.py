@@ -10,6 +10,8 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from app.sizing.engine import DEFAULT_ENGINE
+from app.sizing.memory import COMPONENTS
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA, GpuSpec, MigProfile, ModelSpec
@@ -81,6 +83,12 @@ class ModelShapeSchema(Schema):
     moe_intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
     shared_experts = fields.Integer(allow_none=True, validate=count(0, 100_000))
     tie_word_embeddings = fields.Boolean(allow_none=True)
+    # Components the checkpoint's format quantizes (null: the format's convention).
+    quantized_components = fields.List(
+        fields.String(validate=validate.OneOf(COMPONENTS)),
+        allow_none=True,
+        validate=validate.Length(max=len(COMPONENTS)),
+    )
 
     @validates_schema
     def _consistent(self, data: dict[str, Any], **_: Any) -> None:
@@ -158,6 +166,11 @@ class InlineModelSchema(ModelShapeSchema):
             expert_params=data.get("expert_params"),
             native_precision=data["native_precision"],
             max_context=data.get("max_context"),
+            vocab_size=data.get("vocab_size"),
+            tie_word_embeddings=bool(data.get("tie_word_embeddings")),
+            quantized_components=(
+                None if data.get("quantized_components") is None else tuple(data["quantized_components"])
+            ),
         )
 
 
@@ -204,6 +217,8 @@ class GpuFiguresSchema(Schema):
         unknown = RAISE
 
     memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))
+    # What the driver shows an engine, GiB (torch's total_memory); null: derived.
+    memory_visible_gib = fields.Float(allow_none=True, validate=positive(1e5))
     peak_tflops = fields.Nested(PeakSchema, load_default=dict)
     hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
 
@@ -258,6 +273,8 @@ class InlineGpuSchema(GpuFiguresSchema):
             hourly_price_usd=data.get("hourly_price_usd"),
             host_cpu_cores=data.get("host_cpu_cores"),
             mig_profiles=tuple(data.get("mig_profiles") or ()),
+            memory_visible_gib=data.get("memory_visible_gib"),
+            architecture=data.get("architecture"),
         )
 
 
@@ -295,11 +312,24 @@ class FitSchema(Schema):
     prompt_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
     output_tokens = fields.Integer(load_default=512, validate=count(1, MAX_OUTPUT_TOKENS))
     concurrency = fields.Integer(load_default=1, validate=count(1, MAX_CONCURRENCY))
-    gpu_memory_utilization = fields.Float(load_default=0.9, validate=positive(1))
-    reserved_gb = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=1e5))
+    # None: the engine's default (0.9 for ideal and vLLM, SGLang's mem_fraction_static…).
+    gpu_memory_utilization = fields.Float(allow_none=True, validate=positive(1))
+    # Given, it replaces the engine's reservations (ideal: 0).
+    reserved_gb = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
+    # ideal: the seeds' arithmetic; vllm, sglang, trtllm: the catalog's engine profiles.
+    engine = fields.String(load_default=DEFAULT_ENGINE, validate=validate.Length(min=1, max=64))
+    # The replica's weights as the checkpoint weighs them (e.g. summed from safetensors).
+    weights_bytes = fields.Float(allow_none=True, validate=positive(1e15))
+    expert_parallel = fields.Integer(allow_none=True, validate=count(1, 1024))
+    max_num_seqs = fields.Integer(allow_none=True, validate=count(1, MAX_CONCURRENCY))
+    # The per-step token budget; an engine's profiling pass over it sets its activation peak.
+    max_batched_tokens = fields.Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
 
     def inputs(self, data: dict[str, Any]) -> PlanInputs:
-        known = {k: v for k, v in data.items() if k in PlanInputs.__dataclass_fields__ and v is not None}
+        """The typed request; `engine` stays out (the view resolves it in the catalog)."""
+        known = {
+            k: v for k, v in data.items() if k in PlanInputs.__dataclass_fields__ and v is not None and k != "engine"
+        }
         if "sweep" in known:
             known["sweep"] = tuple(known["sweep"])
         return PlanInputs(**known)
@@ -309,12 +339,12 @@ class ThroughputSchema(FitSchema):
     """Inputs of /v1/throughput: /v1/fit's and the timing knobs."""
 
     # Below 1% of a datasheet peak no estimate means anything (calibration fits 0.05-1.0).
-    memory_efficiency = fields.Float(load_default=0.7, validate=validate.Range(min=0.01, max=1))
-    compute_efficiency = fields.Float(load_default=0.5, validate=validate.Range(min=0.01, max=1))
+    # None: the engine's kernel efficiencies for the GPU's generation (ideal: 0.7 and 0.5).
+    memory_efficiency = fields.Float(allow_none=True, validate=validate.Range(min=0.01, max=1))
+    compute_efficiency = fields.Float(allow_none=True, validate=validate.Range(min=0.01, max=1))
     compute_precision = fields.String(allow_none=True, validate=validate.OneOf((*COMPUTE_PRECISIONS, "native")))
     include_communication = fields.Boolean(load_default=True)
     price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
-    max_batched_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
     kv_read_context = fields.String(load_default=AVERAGE, validate=validate.OneOf((AVERAGE, FULL)))
     sweep = fields.List(
         fields.Integer(validate=count(1, MAX_CONCURRENCY)),

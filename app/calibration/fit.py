@@ -256,7 +256,7 @@ def _fit_log(log: StartupLog, fitted: FitPlan, utilization: float, text: str) ->
 def _fit_points(
     fitted: FitPlan, inputs: PlanInputs, points: tuple[MeasuredPoint, ...], max_batched_tokens: int
 ) -> EfficiencyFit:
-    setup = prepare_timing(fitted, inputs)
+    setup = prepare_timing(fitted)
     try:
         return fit_efficiencies(setup.work, setup.hardware, [p.benchmark() for p in points], max_batched_tokens)
     except SizingError as exc:

@@ -6,10 +6,12 @@ column touches this file and the migration, nothing else.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
-from app.catalog.models import Gpu, Model, Precision
+from app.catalog.models import Engine, Gpu, Model, Precision
 from app.catalog.models import MigProfile as MigProfileRow
+from app.sizing.engine import EngineProfile, KernelEfficiency, Uncertainty
 from app.sizing.specs import GpuSpec, MigProfile, ModelSpec
 
 PEAK_TFLOPS_KEYS = ("bf16", "fp16", "fp8", "int8", "fp4")
@@ -40,11 +42,27 @@ MODEL_PUBLIC_FIELDS = (
     "intermediate_size",
     "moe_intermediate_size",
     "tie_word_embeddings",
+    "quantized_components",
     "native_precision",
     "max_context",
     "license",
     "source",
     "notes",
+    "version",
+)
+
+# The Uncertainty fields that are [p10, p90] ranges (the others: `rows`, `unseen_widening`).
+UNCERTAINTY_RANGES = tuple(f.name for f in fields(Uncertainty) if f.name not in ("rows", "unseen_widening"))
+# EngineProfile's scalar fields, stored one column each; `version` is the column
+# `engine_version` (the row's own `version` is its ETag), the rest are JSON.
+ENGINE_JSON_FIELDS = ("efficiencies", "uncertainty", "fitted_on")
+ENGINE_SCALAR_FIELDS = tuple(
+    f.name for f in fields(EngineProfile) if f.name not in ("name", "version", *ENGINE_JSON_FIELDS)
+)
+# Public engine fields: EngineProfile's, with its `version` as `engine_version`, then the ETag.
+ENGINE_PUBLIC_FIELDS = (
+    "name",
+    *(("engine_version" if f.name == "version" else f.name) for f in fields(EngineProfile) if f.name != "name"),
     "version",
 )
 
@@ -79,6 +97,9 @@ def model_to_spec(row: Model) -> ModelSpec:
         expert_params=row.expert_params,
         max_context=row.max_context,
         native_precision=row.native_precision,
+        vocab_size=row.vocab_size,
+        tie_word_embeddings=bool(row.tie_word_embeddings),
+        quantized_components=(tuple(row.quantized_components) if row.quantized_components is not None else None),
     )
 
 
@@ -114,12 +135,17 @@ def gpu_to_spec(row: Gpu) -> GpuSpec:
         hourly_price_usd=row.hourly_price_usd,
         host_cpu_cores=row.host_cpu_cores,
         mig_profiles=tuple(mig_profile_to_spec(profile) for profile in _profiles(row)),
+        memory_visible_gib=row.memory_visible_gib,
+        architecture=row.architecture,
     )
 
 
 def model_to_dict(row: Model) -> dict[str, Any]:
     """A model in the public JSON shape (no database id)."""
-    return {field: getattr(row, field) for field in MODEL_PUBLIC_FIELDS}
+    model = {field: getattr(row, field) for field in MODEL_PUBLIC_FIELDS}
+    if model["quantized_components"] is not None:
+        model["quantized_components"] = list(model["quantized_components"])
+    return model
 
 
 def mig_profile_to_dict(row: MigProfileRow) -> dict[str, Any]:
@@ -142,6 +168,7 @@ def gpu_to_dict(row: Gpu) -> dict[str, Any]:
         "architecture": row.architecture,
         "form_factor": row.form_factor,
         "memory_gb": row.memory_gb,
+        "memory_visible_gib": row.memory_visible_gib,
         "memory_bandwidth_tb_per_s": row.memory_bandwidth_tb_per_s,
         "peak_tflops": peak_tflops(row),
         "native_precisions": (list(row.native_precisions) if row.native_precisions is not None else None),
@@ -173,3 +200,64 @@ def precision_to_dict(row: Precision) -> dict[str, Any]:
         "source": row.source,
         "version": row.version,
     }
+
+
+def uncertainty_to_spec(stored: dict[str, Any]) -> Uncertainty:
+    """A stored uncertainty object as the sizing core's Uncertainty; keys it lacks keep the
+    dataclass defaults (a row written before a metric existed)."""
+    given: dict[str, Any] = {}
+    for name in UNCERTAINTY_RANGES:
+        if stored.get(name) is not None:
+            low, high = stored[name]
+            given[name] = (float(low), float(high))
+    if stored.get("rows") is not None:
+        given["rows"] = {str(metric): int(count) for metric, count in stored["rows"].items()}
+    if stored.get("unseen_widening") is not None:
+        given["unseen_widening"] = float(stored["unseen_widening"])
+    return Uncertainty(**given)
+
+
+def uncertainty_to_dict(uncertainty: Uncertainty) -> dict[str, Any]:
+    """An Uncertainty in the stored and public shape: ranges as [low, high] lists."""
+    return {
+        **{name: list(getattr(uncertainty, name)) for name in UNCERTAINTY_RANGES},
+        "rows": dict(uncertainty.rows),
+        "unseen_widening": uncertainty.unseen_widening,
+    }
+
+
+def efficiency_to_spec(stored: dict[str, Any]) -> KernelEfficiency:
+    return KernelEfficiency(
+        architecture=stored["architecture"],
+        memory=float(stored["memory"]),
+        compute=float(stored["compute"]),
+        moe_memory=float(stored.get("moe_memory", 1.0)),
+    )
+
+
+def engine_to_spec(row: Engine) -> EngineProfile:
+    """The sizing core's view of a stored engine profile."""
+    return EngineProfile(
+        name=row.name,
+        version=row.engine_version,
+        **{name: getattr(row, name) for name in ENGINE_SCALAR_FIELDS},
+        efficiencies=tuple(efficiency_to_spec(item) for item in row.efficiencies or ()),
+        uncertainty=uncertainty_to_spec(row.uncertainty or {}),
+        fitted_on={str(key): str(value) for key, value in (row.fitted_on or {}).items()},
+    )
+
+
+def engine_to_dict(row: Engine) -> dict[str, Any]:
+    """An engine in the public JSON shape: EngineProfile's fields (its `version` as
+    `engine_version`), nested parts filled out as planning reads them, and the row's ETag
+    `version`."""
+    spec = engine_to_spec(row)
+    engine = {name: getattr(row, name) for name in ("name", "engine_version", *ENGINE_SCALAR_FIELDS)}
+    engine["efficiencies"] = [
+        {"architecture": e.architecture, "memory": e.memory, "compute": e.compute, "moe_memory": e.moe_memory}
+        for e in spec.efficiencies
+    ]
+    engine["uncertainty"] = uncertainty_to_dict(spec.uncertainty)
+    engine["fitted_on"] = dict(spec.fitted_on)
+    engine["version"] = row.version
+    return {name: engine[name] for name in ENGINE_PUBLIC_FIELDS}

@@ -1,4 +1,5 @@
-"""The catalog's tables: models, GPUs with their MIG profiles, and weight precisions.
+"""The catalog's tables: models, GPUs with their MIG profiles, weight precisions and serving
+engines.
 
 Columns follow catalog_seed/SCHEMA.md. Rows are data only: planning happens on the plain
 specs of `app.sizing.specs`, built by `app.catalog.convert`.
@@ -40,6 +41,8 @@ from sqlalchemy.orm import (
     relationship,
 )
 
+from app.sizing.engine import KV_RULES
+
 # Stable constraint names, so later migrations can drop or alter them on every backend
 # (SQLite's batch mode needs names to find constraints again).
 NAMING_CONVENTION = {
@@ -52,6 +55,10 @@ NAMING_CONVENTION = {
 
 SLUG_LENGTH = 100
 NAME_LENGTH = 200
+# Engine names are what a planning request's `engine` and a calibration's `engine` say.
+ENGINE_NAME_LENGTH = 32
+ENGINE_VERSION_LENGTH = 64
+ARCHITECTURE_LENGTH = 32
 # Slugs are URL path segments and stable identifiers (API.md): `llama-3.1-8b`, `h100-sxm`.
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9.-]*$"
 PRICE_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
@@ -160,6 +167,9 @@ class Model(Audited, Base):
     intermediate_size: Mapped[int | None] = mapped_column(Integer)
     moe_intermediate_size: Mapped[int | None] = mapped_column(Integer)
     tie_word_embeddings: Mapped[bool] = mapped_column(Boolean, default=False)
+    # Components (memory.COMPONENTS) the checkpoint's own format quantizes; SQL NULL = the
+    # format's convention (precision.QUANTIZED_BY_DEFAULT).
+    quantized_components: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
     native_precision: Mapped[str | None] = mapped_column(String(16))
     max_context: Mapped[int | None] = mapped_column(Integer)
     license: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
@@ -180,6 +190,7 @@ class Gpu(Audited, Base):
     __tablename__ = "gpus"
     __table_args__ = (
         CheckConstraint("memory_gb > 0", name="memory_gb_positive"),
+        CheckConstraint("memory_visible_gib > 0", name="memory_visible_gib_positive"),
         CheckConstraint("gpus_per_node > 0", name="gpus_per_node_positive"),
         CheckConstraint(
             "confidence IN ('primary', 'vendor-transcribed', 'secondary', 'derived')",
@@ -193,6 +204,8 @@ class Gpu(Audited, Base):
     architecture: Mapped[str | None] = mapped_column(String(32))
     form_factor: Mapped[str | None] = mapped_column(String(64))
     memory_gb: Mapped[float | None] = mapped_column(Float)
+    # What the driver shows an engine (torch's total_memory), GiB; null = not measured.
+    memory_visible_gib: Mapped[float | None] = mapped_column(Float)
     memory_bandwidth_tb_per_s: Mapped[float | None] = mapped_column(Float)
     # Dense (not 2:4 sparse) peaks, one column per precision; int8 is TOPS.
     peak_tflops_bf16: Mapped[float | None] = mapped_column(Float)
@@ -274,6 +287,95 @@ class Precision(Audited, Base):
 
     def __repr__(self) -> str:
         return f"<Precision {self.name}>"
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+def _nonneg(*columns: str) -> tuple[CheckConstraint, ...]:
+    return tuple(CheckConstraint(f"{column} >= 0", name=f"{column}_nonneg") for column in columns)
+
+
+def _positive(*columns: str) -> tuple[CheckConstraint, ...]:
+    return tuple(CheckConstraint(f"{column} > 0", name=f"{column}_positive") for column in columns)
+
+
+ENGINE_POSITIVE_COLUMNS = (
+    "max_batched_tokens",
+    "max_num_seqs",
+    "block_size",
+    "large_gpu_gib",
+    "max_batched_tokens_large_gpu",
+    "max_num_seqs_large_gpu",
+)
+ENGINE_NONNEG_COLUMNS = (
+    "activation_bytes_per_token_hidden",
+    "activation_bytes_per_token_expert_hidden",
+    "logits_bytes_per_vocab_entry",
+    "non_torch_gib",
+    "non_torch_gib_per_extra_rank",
+    "cuda_graph_gib",
+    "engine_buffers_gib",
+    "step_overhead_ms",
+    "layer_overhead_us",
+    "ttft_overhead_ms",
+)
+
+
+class Engine(Audited, Base):
+    """A serving engine's profile (app.sizing.engine.EngineProfile): how it sizes its KV cache,
+    what it reserves, its default settings, its per-step overheads and kernel efficiencies.
+
+    `engine_version` is the engine release the constants describe; `version` stays the row's
+    optimistic-locking version (the ETag) as on every catalog table. The nested parts
+    (efficiencies per GPU architecture, the uncertainty ranges, what each constant was fitted
+    on) are JSON: always read and written whole, never queried into.
+    """
+
+    __tablename__ = "engines"
+    __table_args__ = (
+        CheckConstraint(_in("kv_rule", KV_RULES), name="kv_rule_values"),
+        CheckConstraint(
+            "gpu_memory_utilization > 0 AND gpu_memory_utilization <= 1", name="gpu_memory_utilization_range"
+        ),
+        *_positive(*ENGINE_POSITIVE_COLUMNS),
+        *_nonneg(*ENGINE_NONNEG_COLUMNS),
+    )
+
+    name: Mapped[str] = mapped_column(String(ENGINE_NAME_LENGTH), unique=True, index=True)
+    display_name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    engine_version: Mapped[str] = mapped_column(String(ENGINE_VERSION_LENGTH))
+    kv_rule: Mapped[str] = mapped_column(String(32))
+    gpu_memory_utilization: Mapped[float] = mapped_column(Float)
+    max_batched_tokens: Mapped[int] = mapped_column(Integer)
+    max_num_seqs: Mapped[int] = mapped_column(Integer)
+    block_size: Mapped[int] = mapped_column(Integer)
+    large_gpu_gib: Mapped[float | None] = mapped_column(Float)
+    max_batched_tokens_large_gpu: Mapped[int | None] = mapped_column(Integer)
+    max_num_seqs_large_gpu: Mapped[int | None] = mapped_column(Integer)
+    activation_bytes_per_token_hidden: Mapped[float] = mapped_column(Float, default=0.0)
+    activation_bytes_per_token_expert_hidden: Mapped[float] = mapped_column(Float, default=0.0)
+    logits_bytes_per_vocab_entry: Mapped[float] = mapped_column(Float, default=0.0)
+    non_torch_gib: Mapped[float] = mapped_column(Float, default=0.0)
+    non_torch_gib_per_extra_rank: Mapped[float] = mapped_column(Float, default=0.0)
+    cuda_graph_gib: Mapped[float] = mapped_column(Float, default=0.0)
+    cuda_graph_in_budget: Mapped[bool] = mapped_column(Boolean, default=False)
+    engine_buffers_gib: Mapped[float] = mapped_column(Float, default=0.0)
+    step_overhead_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    layer_overhead_us: Mapped[float] = mapped_column(Float, default=0.0)
+    ttft_overhead_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    # [{architecture, memory, compute, moe_memory}, ...]; "*" is the row for any other GPU.
+    efficiencies: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    # {time_per_token: [p10, p90], ttft, tokens_per_s, kv_capacity_tokens, rows, unseen_widening}
+    uncertainty: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # Constant name -> the training rows it was fitted on.
+    fitted_on: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    source: Mapped[str] = mapped_column(Text)
+    notes: Mapped[str | None] = mapped_column(Text)
+
+    def __repr__(self) -> str:
+        return f"<Engine {self.name}>"
 
 
 @event.listens_for(Session, "before_flush")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.catalog.models import Gpu, MigProfile, Model, Precision
+from app.catalog.models import Engine, Gpu, MigProfile, Model, Precision
 
 
 def get_model(session: Session, slug: str) -> Model | None:
@@ -44,9 +44,26 @@ def list_precisions(session: Session) -> Sequence[Precision]:
     return session.scalars(statement).all()
 
 
+def get_engine(session: Session, name: str) -> Engine | None:
+    """The engine profile stored under `name` (`vllm`, `sglang`, …), or None."""
+    return session.scalar(select(Engine).where(Engine.name == name))
+
+
+def list_engines(session: Session) -> Sequence[Engine]:
+    """Every engine profile, by name."""
+    return session.scalars(select(Engine).order_by(Engine.name)).all()
+
+
+def filter_engines(session: Session, *, limit: int = 100, offset: int = 0) -> tuple[Sequence[Engine], int]:
+    """One page of the engine profiles, by name, and how many there are."""
+    total = session.scalar(select(func.count()).select_from(Engine)) or 0
+    page = select(Engine).order_by(Engine.name).limit(limit).offset(offset)
+    return session.scalars(page).all(), total
+
+
 def catalog_counts(session: Session) -> dict[str, int]:
-    """Row counts for readiness checks: models, gpus, mig_profiles, precisions."""
-    counted = {"models": Model, "gpus": Gpu, "mig_profiles": MigProfile, "precisions": Precision}
+    """Row counts for readiness checks: models, gpus, mig_profiles, precisions, engines."""
+    counted = {"models": Model, "gpus": Gpu, "mig_profiles": MigProfile, "precisions": Precision, "engines": Engine}
     return {key: session.scalar(select(func.count()).select_from(entity)) or 0 for key, entity in counted.items()}
 
 

@@ -1,7 +1,8 @@
 """Load catalog_seed/*.yaml (format: catalog_seed/SCHEMA.md) into an empty or partial catalog.
 
-Seeding only ever inserts: an entry whose slug (a precision: whose name) is already stored
-is left alone, so edits made through the API survive a restart and re-running is harmless.
+Seeding only ever inserts: an entry whose slug (a precision or an engine: whose name) is
+already stored is left alone, so edits made through the API survive a restart and re-running
+is harmless.
 """
 
 from __future__ import annotations
@@ -16,20 +17,33 @@ import yaml
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
+from app.catalog.convert import UNCERTAINTY_RANGES, uncertainty_to_dict
 from app.catalog.models import (
     CONFIDENCE_LEVELS,
     PRICE_DATE_PATTERN,
     SLUG_PATTERN,
     VENDORS,
+    Engine,
     Gpu,
     MigProfile,
     Model,
     Precision,
 )
+from app.sizing.engine import IDEAL, KV_RULES, Uncertainty
+from app.sizing.memory import COMPONENTS
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
 
-SEED_FILES = {"models": "models.yaml", "gpus": "gpus.yaml", "precisions": "precisions.yaml"}
+SEED_FILES = {
+    "models": "models.yaml",
+    "gpus": "gpus.yaml",
+    "precisions": "precisions.yaml",
+    "engines": "engines.yaml",
+}
+# The field each kind's entries are identified (and kept unique) by.
+KEY_FIELDS = {"models": "slug", "gpus": "slug", "precisions": "name", "engines": "name"}
+# `ideal` is not an engine of the catalog: it is what planning does without one.
+RESERVED_ENGINE_NAMES = frozenset({IDEAL})
 
 Entry = dict[str, Any]
 
@@ -99,6 +113,7 @@ MODEL_FIELDS: dict[str, FieldRule] = {
     "intermediate_size": _opt("int", positive=True),
     "moe_intermediate_size": _opt("int", positive=True),
     "tie_word_embeddings": _opt("bool", False),
+    "quantized_components": _opt("list"),
     "native_precision": _opt("str"),
     "max_context": _opt("int", positive=True),
     "license": _opt("str"),
@@ -118,6 +133,7 @@ GPU_FIELDS: dict[str, FieldRule] = {
     "architecture": _opt("str"),
     "form_factor": _opt("str"),
     "memory_gb": _opt("number", positive=True),
+    "memory_visible_gib": _opt("number", positive=True),
     "memory_bandwidth_tb_per_s": _opt("number", positive=True),
     "peak_tflops": _opt("map"),
     "native_precisions": _opt("list"),
@@ -153,6 +169,56 @@ PRECISION_FIELDS: dict[str, FieldRule] = {
     "kind": _req("str", choices=("float", "int")),
     "block_scaled": _opt("bool", False),
     "source": _req("str"),
+}
+
+# One entry of engines.yaml: every field of app.sizing.engine.EngineProfile, under its name
+# (`version` is the engine's release; it is stored as engines.engine_version). Optional
+# fields take EngineProfile's defaults.
+ENGINE_FIELDS: dict[str, FieldRule] = {
+    "name": _req("str"),
+    "display_name": _req("str"),
+    "version": _req("str"),
+    "kv_rule": _req("str", choices=KV_RULES),
+    "gpu_memory_utilization": _req("number", positive=True),
+    "max_batched_tokens": _req("int", positive=True),
+    "max_num_seqs": _req("int", positive=True),
+    "block_size": _req("int", positive=True),
+    "large_gpu_gib": _opt("number", positive=True),
+    "max_batched_tokens_large_gpu": _opt("int", positive=True),
+    "max_num_seqs_large_gpu": _opt("int", positive=True),
+    "activation_bytes_per_token_hidden": _opt("number", 0.0),
+    "activation_bytes_per_token_expert_hidden": _opt("number", 0.0),
+    "logits_bytes_per_vocab_entry": _opt("number", 0.0),
+    "non_torch_gib": _opt("number", 0.0),
+    "non_torch_gib_per_extra_rank": _opt("number", 0.0),
+    "cuda_graph_gib": _opt("number", 0.0),
+    "cuda_graph_in_budget": _opt("bool", False),
+    "engine_buffers_gib": _opt("number", 0.0),
+    "step_overhead_ms": _opt("number", 0.0),
+    "layer_overhead_us": _opt("number", 0.0),
+    "ttft_overhead_ms": _opt("number", 0.0),
+    "efficiencies": _opt("list"),
+    "uncertainty": _opt("map"),
+    "fitted_on": _opt("map"),
+    "source": _req("str"),
+    "notes": _opt("str"),
+}
+ENGINE_NONNEG_FIELDS = tuple(
+    name for name, rule in ENGINE_FIELDS.items() if rule.kind == "number" and not rule.required and not rule.positive
+)
+
+EFFICIENCY_FIELDS: dict[str, FieldRule] = {
+    "architecture": _req("str"),
+    "memory": _req("number", positive=True),
+    "compute": _req("number", positive=True),
+    "moe_memory": _opt("number", 1.0, positive=True),
+}
+
+_DEFAULT_UNCERTAINTY = uncertainty_to_dict(Uncertainty())
+UNCERTAINTY_FIELDS: dict[str, FieldRule] = {
+    **{name: _opt("list", _DEFAULT_UNCERTAINTY[name]) for name in UNCERTAINTY_RANGES},
+    "rows": _opt("map", {}),
+    "unseen_widening": _opt("number", _DEFAULT_UNCERTAINTY["unseen_widening"], positive=True),
 }
 
 _SLUG = re.compile(SLUG_PATTERN)
@@ -237,6 +303,79 @@ def _check_gpu_extras(entry: Entry, where: str, problems: list[str]) -> None:
         problems.append(f"{where}: field 'price_date': expected YYYY-MM, got {price_date!r}")
 
 
+def _check_model_extras(entry: Entry, where: str, problems: list[str]) -> None:
+    components = entry["quantized_components"]
+    if isinstance(components, list):
+        for item in components:
+            if item not in COMPONENTS:
+                problems.append(f"{where}: field 'quantized_components': {item!r} is not one of {COMPONENTS}")
+        _check_unique(components, f"{where} quantized_components", problems)
+
+
+def _check_gpu_memory(entry: Entry, where: str, problems: list[str]) -> None:
+    visible, datasheet = entry["memory_visible_gib"], entry["memory_gb"]
+    if _kind_ok(visible, "number") and _kind_ok(datasheet, "number") and visible > datasheet * 1.1:
+        problems.append(
+            f"{where}: field 'memory_visible_gib': {visible!r} GiB is more than memory_gb ({datasheet!r}) allows"
+        )
+
+
+def _check_engine_extras(entry: Entry, where: str, problems: list[str]) -> None:
+    """Ranges the field rules cannot say, and the nested efficiencies and uncertainty."""
+    name = entry["name"]
+    if isinstance(name, str) and name in RESERVED_ENGINE_NAMES:
+        problems.append(f"{where}: field 'name': {name!r} is reserved (planning without an engine)")
+    utilization = entry["gpu_memory_utilization"]
+    if _kind_ok(utilization, "number") and utilization > 1:
+        problems.append(f"{where}: field 'gpu_memory_utilization': must be at most 1, got {utilization!r}")
+    for field in ENGINE_NONNEG_FIELDS:
+        value = entry[field]
+        if _kind_ok(value, "number") and value < 0:
+            problems.append(f"{where}: field '{field}': must be >= 0, got {value!r}")
+    if entry["large_gpu_gib"] is None:
+        for field in ("max_batched_tokens_large_gpu", "max_num_seqs_large_gpu"):
+            if entry[field] is not None:
+                problems.append(f"{where}: field '{field}': only with large_gpu_gib")
+
+    raw = entry["efficiencies"] if isinstance(entry["efficiencies"], list) else []
+    efficiencies = [
+        _check_fields(item, EFFICIENCY_FIELDS, f"{where} efficiencies[{index}]", problems)
+        for index, item in enumerate(raw)
+    ]
+    for index, item in enumerate(efficiencies):
+        for field in ("memory", "compute", "moe_memory"):
+            if _kind_ok(item.get(field), "number") and item[field] > 1:
+                problems.append(f"{where} efficiencies[{index}]: field '{field}': must be at most 1")
+    _check_unique([e.get("architecture") for e in efficiencies], f"{where} efficiencies", problems)
+    entry["efficiencies"] = efficiencies
+
+    raw_uncertainty = entry["uncertainty"] if isinstance(entry["uncertainty"], dict) else {}
+    uncertainty = _check_fields(raw_uncertainty, UNCERTAINTY_FIELDS, f"{where} uncertainty", problems)
+    for metric in UNCERTAINTY_RANGES:
+        pair = uncertainty.get(metric)
+        if not (isinstance(pair, list) and len(pair) == 2 and all(_kind_ok(v, "number") and v > 0 for v in pair)):
+            problems.append(f"{where} uncertainty: field '{metric}': expected [low, high], both > 0, got {pair!r}")
+        elif pair[0] > pair[1]:
+            problems.append(f"{where} uncertainty: field '{metric}': low {pair[0]!r} above high {pair[1]!r}")
+        else:
+            uncertainty[metric] = [float(v) for v in pair]
+    rows = uncertainty.get("rows")
+    if isinstance(rows, dict):
+        if not all(_kind_ok(n, "int") and n >= 0 for n in rows.values()):
+            problems.append(f"{where} uncertainty: field 'rows': counts must be whole numbers >= 0")
+        uncertainty["rows"] = {str(metric): n for metric, n in rows.items()}
+    widening = uncertainty.get("unseen_widening")
+    if isinstance(widening, int | float) and widening < 1:
+        problems.append(f"{where} uncertainty: field 'unseen_widening': must be at least 1, got {widening!r}")
+    entry["uncertainty"] = uncertainty
+
+    fitted_on = entry["fitted_on"]
+    if fitted_on is None:
+        entry["fitted_on"] = {}
+    elif not all(isinstance(k, str) and isinstance(v, str) for k, v in fitted_on.items()):
+        problems.append(f"{where}: field 'fitted_on': expected constant name -> training rows, both text")
+
+
 def _check_unique(keys: list[Any], where: str, problems: list[str]) -> None:
     seen: set[Any] = set()
     for key in keys:
@@ -268,28 +407,36 @@ def _entry_label(raw: Any, key: str, index: int) -> str:
 
 
 def load_seed_files(seed_dir: Path | str = SEED_DIR) -> dict[str, list[Entry]]:
-    """Parse and validate the three seed files; raise SeedError listing every problem.
+    """Parse and validate the four seed files; raise SeedError listing every problem.
 
-    Returns {"models": [...], "gpus": [...], "precisions": [...]}, each entry holding every
-    field of its schema (absent optional fields filled with their default). GPU entries keep
-    `peak_tflops` (all five keys) and `interconnect` as nested mappings.
+    Returns {"models": [...], "gpus": [...], "precisions": [...], "engines": [...]}, each
+    entry holding every field of its schema (absent optional fields filled with their
+    default). GPU entries keep `peak_tflops` (all five keys) and `interconnect` as nested
+    mappings; engine entries keep `efficiencies` (each with `moe_memory`) and a complete
+    `uncertainty`.
     """
     seed_dir = Path(seed_dir)
     problems: list[str] = []
     loaded: dict[str, list[Entry]] = {}
-    rules = {"models": MODEL_FIELDS, "gpus": GPU_FIELDS, "precisions": PRECISION_FIELDS}
+    rules = {"models": MODEL_FIELDS, "gpus": GPU_FIELDS, "precisions": PRECISION_FIELDS, "engines": ENGINE_FIELDS}
     for top_key, filename in SEED_FILES.items():
         path = seed_dir / filename
-        key_field = "name" if top_key == "precisions" else "slug"
+        key_field = KEY_FIELDS[top_key]
         entries = []
         for index, raw in enumerate(_read_entries(path, top_key, problems)):
             where = f"{path.name}: {_entry_label(raw, key_field, index)}"
             entry = _check_fields(raw, rules[top_key], where, problems)
-            slug = entry.get("slug")
-            if isinstance(slug, str) and not _SLUG.match(slug):
-                problems.append(f"{where}: field 'slug': lowercase letters, digits, '.' and '-' only")
+            identifier = entry.get("name" if top_key == "engines" else "slug")
+            if isinstance(identifier, str) and not _SLUG.match(identifier):
+                field = "name" if top_key == "engines" else "slug"
+                problems.append(f"{where}: field '{field}': lowercase letters, digits, '.' and '-' only")
+            if entry and top_key == "models":
+                _check_model_extras(entry, where, problems)
             if entry and top_key == "gpus":
                 _check_gpu_extras(entry, where, problems)
+                _check_gpu_memory(entry, where, problems)
+            if entry and top_key == "engines":
+                _check_engine_extras(entry, where, problems)
             entries.append(entry)
         _check_unique([e.get(key_field) for e in entries], path.name, problems)
         loaded[top_key] = entries
@@ -312,33 +459,54 @@ def _gpu_row(entry: Entry) -> Gpu:
     )
 
 
-def seed_catalog(session: Session, seed_dir: Path | str = SEED_DIR) -> dict[str, int]:
+def _engine_row(entry: Entry) -> Engine:
+    columns = {key: value for key, value in entry.items() if key != "version"}
+    return Engine(**columns, engine_version=entry["version"])
+
+
+SEEDED_KINDS = ("models", "gpus", "precisions", "engines")
+
+
+def seed_catalog(
+    session: Session, seed_dir: Path | str = SEED_DIR, *, kinds: tuple[str, ...] = SEEDED_KINDS
+) -> dict[str, int]:
     """Insert seed entries not stored yet; return how many rows of each kind were added.
 
-    Never updates a stored row and never commits: the caller owns the transaction. The
-    session is flushed, so constraint violations surface here rather than at commit.
+    `kinds` limits seeding to some of the files (all four are still validated). Never
+    updates a stored row and never commits: the caller owns the transaction. The session is
+    flushed, so constraint violations surface here rather than at commit.
     """
     data = load_seed_files(seed_dir)
-    counts = {"models": 0, "gpus": 0, "mig_profiles": 0, "precisions": 0}
+    counts = {"models": 0, "gpus": 0, "mig_profiles": 0, "precisions": 0, "engines": 0}
 
-    stored_models = set(session.scalars(select(Model.slug)))
-    for entry in data["models"]:
-        if entry["slug"] not in stored_models:
-            session.add(Model(**entry))
-            counts["models"] += 1
+    if "models" in kinds:
+        stored_models = set(session.scalars(select(Model.slug)))
+        for entry in data["models"]:
+            if entry["slug"] not in stored_models:
+                session.add(Model(**entry))
+                counts["models"] += 1
 
-    stored_gpus = set(session.scalars(select(Gpu.slug)))
-    for entry in data["gpus"]:
-        if entry["slug"] not in stored_gpus:
-            session.add(_gpu_row(entry))
-            counts["gpus"] += 1
-            counts["mig_profiles"] += len(entry["mig_profiles"])
+    if "gpus" in kinds:
+        stored_gpus = set(session.scalars(select(Gpu.slug)))
+        for entry in data["gpus"]:
+            if entry["slug"] not in stored_gpus:
+                session.add(_gpu_row(entry))
+                counts["gpus"] += 1
+                counts["mig_profiles"] += len(entry["mig_profiles"])
 
-    stored_precisions = set(session.scalars(select(Precision.name)))
-    for entry in data["precisions"]:
-        if entry["name"] not in stored_precisions:
-            session.add(Precision(**entry))
-            counts["precisions"] += 1
+    if "precisions" in kinds:
+        stored_precisions = set(session.scalars(select(Precision.name)))
+        for entry in data["precisions"]:
+            if entry["name"] not in stored_precisions:
+                session.add(Precision(**entry))
+                counts["precisions"] += 1
+
+    if "engines" in kinds:
+        stored_engines = set(session.scalars(select(Engine.name)))
+        for entry in data["engines"]:
+            if entry["name"] not in stored_engines:
+                session.add(_engine_row(entry))
+                counts["engines"] += 1
 
     session.flush()
     return counts
@@ -350,3 +518,9 @@ def catalog_is_empty(session: Session) -> bool:
         session.scalar(select(exists().select_from(table)))
         for table in (Model.__table__, Gpu.__table__, Precision.__table__)
     )
+
+
+def engines_are_empty(session: Session) -> bool:
+    """True when no engine is stored: a fresh database, or one just migrated to 0003 whose
+    models and GPUs were seeded before engines were catalog data."""
+    return not session.scalar(select(exists().select_from(Engine.__table__)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.catalog.models import Gpu, MigProfile, Model
+from app.catalog.models import Engine, Gpu, MigProfile, Model
 
 
 def new_model(values: dict[str, Any]) -> Model:
@@ -52,3 +52,16 @@ def update_gpu(row: Gpu, values: dict[str, Any]) -> None:
     kept.extend(MigProfile(**profile) for profile in wanted.values())
     # Assigning the list orphans (and so deletes) the profiles left out.
     row.mig_profiles = kept
+
+
+def new_engine(values: dict[str, Any]) -> Engine:
+    """An engine row from a complete column dict (name included)."""
+    return Engine(**values)
+
+
+def update_engine(row: Engine, values: dict[str, Any]) -> None:
+    """Replace every column the dict names (the JSON parts whole); the version moves only if
+    something changed."""
+    for name, value in values.items():
+        if name != "name":
+            setattr(row, name, value)

@@ -58,11 +58,17 @@ class FleetPlan:
         return self.capacity.meets_slo
 
 
-def _capacity(fitted: FitPlan, setup: TimingSetup, plan: PlanInputs, inputs: FleetInputs) -> fleet.ReplicaCapacity:
+def _capacity(fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs) -> fleet.ReplicaCapacity:
+    plan = fitted.inputs
+    assert plan.max_batched_tokens is not None
+    # An engine admits at most max_num_seqs sequences, whatever the KV cache holds.
+    ceiling = fitted.result.max_concurrency
+    if plan.max_num_seqs is not None:
+        ceiling = min(ceiling, plan.max_num_seqs)
     derived = fleet.replica_capacity(
         setup.work,
         setup.hardware,
-        fitted.result.max_concurrency,
+        ceiling,
         plan.max_batched_tokens,
         None if inputs.tpot_slo_ms is None else inputs.tpot_slo_ms / 1e3,
         None if inputs.ttft_slo_ms is None else inputs.ttft_slo_ms / 1e3,
@@ -145,8 +151,8 @@ def plan_fleet(model: ModelSpec, gpu: GpuSpec, gpu_label: str, plan: PlanInputs,
             f"{model.name} does not fit on {fitted.tensor_parallel} x {fitted.target.gpu.name} "
             f"(valid sizes {fitted.valid_tensor_parallel})",
         )
-    setup = prepare_timing(fitted, plan)
-    capacity = _capacity(fitted, setup, plan, inputs)
+    setup = prepare_timing(fitted)
+    capacity = _capacity(fitted, setup, inputs)
     demand = fleet.Demand(inputs.requests_per_s, inputs.peak_to_average, plan.prompt_tokens, plan.output_tokens)
     return size(fitted, setup, capacity, demand, inputs, gpu_label)
 

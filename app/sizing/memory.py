@@ -8,7 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .precision import bytes_per_param
+from .precision import (
+    KEPT_PRECISION,
+    bytes_per_param,
+    is_quantized,
+    quantized_by_default,
+    scale_bytes_per_param,
+)
 from .specs import MLA, ModelSpec
 
 GB = 10**9
@@ -99,12 +105,47 @@ def fit(
     sequences of prompt + output tokens does the rest hold?"""
     weights = weights_bytes(model, weight_precision)
     usable = usable_bytes(memory_gb, gpus, gpu_memory_utilization, reserved_gb)
+    return fit_budget(
+        model,
+        weights=weights,
+        usable=usable,
+        gpus=gpus,
+        kv_precision=kv_precision,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        concurrency=concurrency,
+    )
+
+
+def fit_budget(
+    model: ModelSpec,
+    *,
+    weights: float,
+    usable: float,
+    gpus: int,
+    kv_precision: str,
+    prompt_tokens: int,
+    output_tokens: int,
+    concurrency: int = 1,
+    block_size: int = 1,
+) -> FitResult:
+    """The KV cache left of `usable` bytes (over the replica) once `weights` are in, as
+    tokens and as whole sequences. Engines page the cache in blocks of `block_size` tokens:
+    capacity rounds down to whole blocks and each sequence takes whole blocks."""
     budget = usable - weights
     per_token = kv_bytes_per_token(model, kv_precision, gpus)
-    per_sequence = kv_bytes_for_context(model, kv_precision, prompt_tokens + output_tokens, gpus)
+    context = prompt_tokens + output_tokens
+    if block_size > 1:
+        context = math.ceil(context / block_size) * block_size
+    per_sequence = kv_bytes_for_context(model, kv_precision, context, gpus)
     fits_weights = budget > 0
-    max_concurrency = math.floor(budget / per_sequence) if fits_weights else 0
     capacity_tokens = math.floor(budget / per_token) if fits_weights else 0
+    if block_size > 1:
+        capacity_tokens -= capacity_tokens % block_size
+        budget_in_blocks = capacity_tokens * per_token
+    else:
+        budget_in_blocks = budget
+    max_concurrency = math.floor(budget_in_blocks / per_sequence) if fits_weights else 0
     kv_at_concurrency = per_sequence * concurrency
     return FitResult(
         weights_bytes=weights,
@@ -124,3 +165,57 @@ def fit(
 def rough_gpus(weights: float, memory_gb: float) -> int:
     """Seed 002's planning rule: ceil(weights x 1.3 / (0.9 x memory))."""
     return math.ceil(weights * ROUGH_OVERHEAD / (ROUGH_USABLE_FRACTION * memory_gb * GB))
+
+
+# --- What a real checkpoint weighs (engines) -----------------------------------------------
+
+ATTENTION = "attention"
+DENSE_MLP = "dense_mlp"
+EXPERTS = "experts"
+EMBEDDINGS = "embeddings"
+LM_HEAD = "lm_head"
+COMPONENTS = (ATTENTION, DENSE_MLP, EXPERTS, EMBEDDINGS, LM_HEAD)
+
+
+def params_by_component(model: ModelSpec) -> dict[str, float]:
+    """Parameters per component, from the architecture.
+
+    Attention counts the Q, K, V and output projections of a GQA/MHA layer; MLA's low-rank
+    projections are not described by the catalog's fields, so they stay in `dense_mlp` (the
+    non-expert linear weights; shared experts, routers and norms too). Without a vocabulary
+    size the embeddings cannot be told apart and count as linear weights."""
+    vocab = model.vocab_size or 0
+    embeddings = float(vocab * model.hidden_size)
+    lm_head = 0.0 if model.tie_word_embeddings else embeddings
+    attention = 0.0
+    if model.attention != MLA:
+        q_width = model.attention_heads * model.head_dim
+        kv_width = model.kv_heads * model.head_dim
+        attention = float(model.layers * model.hidden_size * (2 * q_width + 2 * kv_width))
+    experts = float(model.expert_params or 0) if model.is_moe else 0.0
+    dense = model.params_total - attention - experts - embeddings - lm_head
+    if dense < 0:
+        # The architecture fields and params_total disagree (an inline spec): keep the total.
+        attention, dense = 0.0, float(model.params_total - experts - embeddings - lm_head)
+        if dense < 0:
+            embeddings = lm_head = 0.0
+            dense = float(model.params_total - experts)
+    return {ATTENTION: attention, DENSE_MLP: dense, EXPERTS: experts, EMBEDDINGS: embeddings, LM_HEAD: lm_head}
+
+
+def checkpoint_weights_by_component(
+    model: ModelSpec, weight_precision: str, quantized: tuple[str, ...] | None = None
+) -> dict[str, float]:
+    """Bytes per component as a checkpoint in `weight_precision` stores them: the quantized
+    components in that format with its block scales, the rest in bf16 (the format's
+    convention unless the checkpoint names its own, e.g. Meta's FP8 405B keeps attention in
+    bf16). A 16-bit or wider format stores everything in itself."""
+    params = params_by_component(model)
+    if not is_quantized(weight_precision):
+        per_param = bytes_per_param(weight_precision)
+        return {name: count * per_param for name, count in params.items()}
+    if quantized is None:
+        quantized = quantized_by_default(weight_precision)
+    quantized_bytes = bytes_per_param(weight_precision) + scale_bytes_per_param(weight_precision)
+    kept = bytes_per_param(KEPT_PRECISION)
+    return {name: count * (quantized_bytes if name in quantized else kept) for name, count in params.items()}

@@ -50,6 +50,25 @@ def tp_communication_s(
     return ALL_REDUCES_PER_LAYER * layers * per_collective
 
 
+def ep_all_to_all_s(
+    tokens: float,
+    hidden_size: int,
+    moe_layers: int,
+    experts_per_token: int,
+    ep: int,
+    link_gb_per_s: float,
+    latency_us: float,
+) -> float:
+    """Expert parallel: each MoE layer dispatches every token's hidden state to the GPUs
+    holding its k experts and combines the results back (two all-to-alls). Each GPU sends
+    its share of the tokens, k copies each, (ep - 1) / ep of them to other GPUs."""
+    if ep <= 1:
+        return 0.0
+    payload = tokens / ep * experts_per_token * hidden_size * ACTIVATION_BYTES * (ep - 1) / ep
+    per_all_to_all = latency_us * 1e-6 + payload / (link_gb_per_s * 1e9)
+    return 2 * moe_layers * per_all_to_all
+
+
 def card_compute_slices(gpu: GpuSpec) -> int:
     """Compute slices in a whole card: seven on A100/H100/H200/B200, but four on an A30 or
     an RTX PRO 6000, whose largest profile (the whole card) says so."""
@@ -80,4 +99,6 @@ def mig_target(gpu: GpuSpec, profile: MigProfile) -> GpuSpec:
         hourly_price_usd=None if gpu.hourly_price_usd is None else gpu.hourly_price_usd / profile.max_instances,
         host_cpu_cores=None if gpu.host_cpu_cores is None else gpu.host_cpu_cores * compute_share,
         mig_profiles=(),
+        # The slice's own memory; what the driver shows of it is derived from that.
+        memory_visible_gib=None,
     )

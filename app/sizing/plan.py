@@ -7,16 +7,21 @@ HTTP layer only parses and renders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from . import cost as cost_mod
+from . import engine as engine_mod
 from . import memory, timing
+from .engine import EngineProfile
 from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
 from .precision import UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise, peak_key
 from .specs import GpuSpec, MigProfile, ModelSpec
 
 MS = 1e3
+GIB = 2**30
+T = TypeVar("T")
 
 # Said on every timing answer: what the roofline leaves out (MODEL.md).
 LEAVES_OUT = (
@@ -25,13 +30,30 @@ LEAVES_OUT = (
     "lower bounds; the efficiencies are where measurements come in"
 )
 
+# Said instead under an engine profile: what its fitted constants still leave out.
+ENGINE_LEAVES_OUT = (
+    "queueing under random arrivals, prefix-cache hits, speculative decoding, and software-version "
+    "differences (about 10% on latency, 25% on peak throughput); figures are fitted on measured rows "
+    "and carry their spread as uncertainty"
+)
+
 AVERAGE = "average"
 FULL = "full"
 
 
+# engine=ideal's knobs (API.md, seed 000's sliders); an engine profile brings its own.
+IDEAL_GPU_MEMORY_UTILIZATION = 0.9
+IDEAL_MEMORY_EFFICIENCY = 0.7
+IDEAL_COMPUTE_EFFICIENCY = 0.5
+IDEAL_MAX_BATCHED_TOKENS = 2048
+# Engines compute in the weights' own format where the card runs it (W8A8 FP8 on Hopper).
+ENGINE_COMPUTE_PRECISION = "native"
+
+
 @dataclass(frozen=True)
 class PlanInputs:
-    """The workload and the knobs; defaults are those of API.md."""
+    """The workload and the knobs; defaults are those of API.md. A None knob takes the
+    engine's default (`engine` None is engine=ideal, whose defaults are the lab's)."""
 
     prompt_tokens: int = 2048
     output_tokens: int = 512
@@ -40,14 +62,23 @@ class PlanInputs:
     mig_profile: str | None = None
     weight_precision: str | None = None
     kv_precision: str = "bf16"
-    gpu_memory_utilization: float = 0.9
-    reserved_gb: float = 0.0
-    memory_efficiency: float = 0.7
-    compute_efficiency: float = 0.5
+    gpu_memory_utilization: float | None = None
+    # Given, it replaces the engine's own reservations (activations, NCCL, graphs) and the
+    # memory is the datasheet's, as a calibration measured it.
+    reserved_gb: float | None = None
+    memory_efficiency: float | None = None
+    compute_efficiency: float | None = None
     compute_precision: str | None = None
     include_communication: bool = True
     price_per_gpu_hour_usd: float | None = None
-    max_batched_tokens: int = 2048
+    max_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    engine: EngineProfile | None = None
+    # The replica's weights in bytes, when the checkpoint's real size is known (overrides).
+    weights_bytes: float | None = None
+    expert_parallel: int | None = None
+    # False when a calibration's efficiencies stand in for the engine's timing constants.
+    engine_timing: bool = True
     # The decode step reads each sequence's KV at its average context (prompt + output / 2,
     # the lab) or at its full length (prompt + output, seed 004's vram.py).
     kv_read_context: str = AVERAGE
@@ -98,17 +129,143 @@ class FitPlan:
     min_gpus_to_fit: int | None
     rough_gpus: int
     result: memory.FitResult
+    # The request with every default filled in for this engine and GPU.
+    inputs: PlanInputs = field(default_factory=PlanInputs)
+    # Per GPU, under an engine; None under engine=ideal or a given reserved_gb.
+    reservations: engine_mod.Reservations | None = None
+    visible_gib: float | None = None
+    weights_by_component: dict[str, float] | None = None
     warnings: list[str] = field(default_factory=list)
 
     @property
     def gpus(self) -> int:
         return self.tensor_parallel
 
+    @property
+    def engine(self) -> EngineProfile | None:
+        return self.inputs.engine
+
+
+def resolve_defaults(inputs: PlanInputs, gpu: GpuSpec) -> PlanInputs:
+    """Fill the knobs the request left out: the lab's under engine=ideal, the engine's own
+    (which may depend on the card's memory, as vLLM's do) otherwise."""
+    engine = inputs.engine
+    if engine is None:
+        return replace(
+            inputs,
+            gpu_memory_utilization=_given(inputs.gpu_memory_utilization, IDEAL_GPU_MEMORY_UTILIZATION),
+            reserved_gb=_given(inputs.reserved_gb, 0.0),
+            memory_efficiency=_given(inputs.memory_efficiency, IDEAL_MEMORY_EFFICIENCY),
+            compute_efficiency=_given(inputs.compute_efficiency, IDEAL_COMPUTE_EFFICIENCY),
+            max_batched_tokens=_given(inputs.max_batched_tokens, IDEAL_MAX_BATCHED_TOKENS),
+        )
+    visible = engine_mod.visible_gib(gpu.memory_gb or 0.0, gpu.memory_visible_gib, gpu.architecture)
+    efficiency = engine.efficiency(gpu.architecture)
+    return replace(
+        inputs,
+        gpu_memory_utilization=_given(inputs.gpu_memory_utilization, engine.gpu_memory_utilization),
+        memory_efficiency=_given(inputs.memory_efficiency, efficiency.memory),
+        compute_efficiency=_given(inputs.compute_efficiency, efficiency.compute),
+        compute_precision=_given(inputs.compute_precision, ENGINE_COMPUTE_PRECISION),
+        max_batched_tokens=_given(inputs.max_batched_tokens, engine.default_max_batched_tokens(visible)),
+        max_num_seqs=_given(inputs.max_num_seqs, engine.default_max_num_seqs(visible)),
+    )
+
+
+def _given(value: T | None, default: T) -> T:
+    return default if value is None else value
+
+
+def _weights(model: ModelSpec, weight_precision: str, inputs: PlanInputs) -> tuple[float, dict[str, float] | None]:
+    """The replica's weights: as given, else the real checkpoint's under an engine
+    (16-bit embeddings and ignored layers, block scales), else params x bytes (the seeds')."""
+    if inputs.engine is None:
+        total = memory.weights_bytes(model, weight_precision)
+        return (total if inputs.weights_bytes is None else inputs.weights_bytes), None
+    quantized = model.quantized_components if _same_format(model, weight_precision) else None
+    components = memory.checkpoint_weights_by_component(model, weight_precision, quantized)
+    if inputs.weights_bytes is not None:
+        scale = inputs.weights_bytes / sum(components.values())
+        components = {name: value * scale for name, value in components.items()}
+    return sum(components.values()), components
+
+
+def _same_format(model: ModelSpec, weight_precision: str) -> bool:
+    """The checkpoint's own ignore list applies only to the format it was quantized in."""
+    if model.native_precision is None:
+        return False
+    try:
+        return normalise(model.native_precision) == weight_precision
+    except UnknownPrecision:
+        return False
+
+
+def _fit_on(
+    model: ModelSpec,
+    target: GpuSpec,
+    tp: int,
+    weight_precision: str,
+    kv_precision: str,
+    inputs: PlanInputs,
+) -> tuple[memory.FitResult, engine_mod.Reservations | None, dict[str, float] | None]:
+    """One tensor-parallel size's fit under the request's engine."""
+    assert inputs.gpu_memory_utilization is not None and target.memory_gb is not None
+    weights, components = _weights(model, weight_precision, inputs)
+    engine = inputs.engine
+    if engine is None or inputs.reserved_gb is not None:
+        # The seeds' arithmetic (and a calibration's, whose overhead is against datasheet GB).
+        usable = memory.usable_bytes(target.memory_gb, tp, inputs.gpu_memory_utilization, inputs.reserved_gb or 0.0)
+        block = 1 if engine is None else engine.block_size
+        result = memory.fit_budget(
+            model,
+            weights=weights,
+            usable=usable,
+            gpus=tp,
+            kv_precision=kv_precision,
+            prompt_tokens=inputs.prompt_tokens,
+            output_tokens=inputs.output_tokens,
+            concurrency=inputs.concurrency,
+            block_size=block,
+        )
+        return result, None, components
+    assert inputs.max_batched_tokens is not None and inputs.max_num_seqs is not None
+    visible_bytes = engine_mod.visible_gib(target.memory_gb, target.memory_visible_gib, target.architecture) * GIB
+    reserved = engine_mod.reservations(
+        engine,
+        hidden_size=model.hidden_size,
+        vocab_size=model.vocab_size,
+        experts_per_token=model.experts_per_token if model.is_moe else None,
+        tp=tp,
+        max_batched_tokens=inputs.max_batched_tokens,
+        max_num_seqs=inputs.max_num_seqs,
+    )
+    kv_per_gpu = engine_mod.kv_budget_bytes_per_gpu(
+        engine,
+        visible_bytes=visible_bytes,
+        weights_bytes_per_gpu=weights / tp,
+        reserved=reserved,
+        utilization=inputs.gpu_memory_utilization,
+    )
+    result = memory.fit_budget(
+        model,
+        weights=weights,
+        usable=(kv_per_gpu * tp) + weights,
+        gpus=tp,
+        kv_precision=kv_precision,
+        prompt_tokens=inputs.prompt_tokens,
+        output_tokens=inputs.output_tokens,
+        concurrency=inputs.concurrency,
+        block_size=engine.block_size,
+    )
+    return result, reserved, components
+
 
 def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     """Does it fit, on how many GPUs, and for how many conversations?"""
     target = resolve_target(gpu, inputs.mig_profile)
     memory_gb = _require(target.gpu.memory_gb, "gpu.memory_gb", "GPU memory")
+    inputs = resolve_defaults(inputs, target.gpu)
+    assert inputs.gpu_memory_utilization is not None
     if inputs.weight_precision is not None and inputs.weight_precision.strip().lower() != "auto":
         _precision(inputs.weight_precision, "weight_precision")
     if inputs.weight_precision is None and model.native_precision is None:
@@ -120,30 +277,15 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     except UnknownPrecision:
         raise SizingError("model.native_precision", f"unknown precision {model.native_precision!r}") from None
     kv_precision = _precision(inputs.kv_precision, "kv_precision")
-    if memory.usable_bytes(memory_gb, 1, inputs.gpu_memory_utilization, inputs.reserved_gb) <= 0:
+    if memory.usable_bytes(memory_gb, 1, inputs.gpu_memory_utilization, inputs.reserved_gb or 0.0) <= 0:
         raise SizingError(
             "reserved_gb",
             f"reserved_gb {inputs.reserved_gb} leaves nothing of {memory_gb} GB x "
             f"{inputs.gpu_memory_utilization} on {target.gpu.name}",
         )
     valid = valid_tensor_parallel(model, target.gpu.gpus_per_node)
-
-    def fit_on(tp: int) -> memory.FitResult:
-        return memory.fit(
-            model,
-            memory_gb=memory_gb,
-            gpus=tp,
-            weight_precision=choice.weight_precision,
-            kv_precision=kv_precision,
-            prompt_tokens=inputs.prompt_tokens,
-            output_tokens=inputs.output_tokens,
-            concurrency=inputs.concurrency,
-            gpu_memory_utilization=inputs.gpu_memory_utilization,
-            reserved_gb=inputs.reserved_gb,
-        )
-
-    fits = {tp: fit_on(tp) for tp in valid}
-    min_gpus = next((tp for tp in valid if fits[tp].fits), None)
+    fits = {tp: _fit_on(model, target.gpu, tp, choice.weight_precision, kv_precision, inputs) for tp in valid}
+    min_gpus = next((tp for tp in valid if fits[tp][0].fits), None)
     if inputs.tensor_parallel is not None:
         if inputs.tensor_parallel not in valid:
             raise SizingError(
@@ -157,9 +299,10 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     else:
         # The smallest group that holds the requested concurrency, else the weights alone,
         # else the largest group (and the answer says it does not fit).
-        tp = min_gpus or next((t for t in valid if fits[t].fits_weights), valid[-1])
+        tp = min_gpus or next((t for t in valid if fits[t][0].fits_weights), valid[-1])
+    _check_expert_parallel(model, inputs.expert_parallel, tp)
     warnings = list(choice.warnings)
-    result = fits[tp]
+    result, reserved, components = fits[tp]
     if not result.fits_weights:
         warnings.append(
             f"weights ({result.weights_bytes / 1e9:.1f} GB) do not fit in {result.usable_bytes / 1e9:.1f} GB "
@@ -175,6 +318,13 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
             f"prompt + output ({inputs.prompt_tokens + inputs.output_tokens} tokens) exceeds the model's "
             f"max_context {model.max_context}"
         )
+    visible = None
+    if inputs.engine is not None:
+        visible = engine_mod.visible_gib(memory_gb, target.gpu.memory_visible_gib, target.gpu.architecture)
+        if target.gpu.memory_visible_gib is None:
+            warnings.append(
+                f"{target.gpu.name}: the memory the driver shows is not in the catalog; assumed {visible:.2f} GiB"
+            )
     return FitPlan(
         model=model,
         target=target,
@@ -186,8 +336,24 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
         min_gpus_to_fit=min_gpus,
         rough_gpus=memory.rough_gpus(result.weights_bytes, memory_gb),
         result=result,
+        inputs=inputs,
+        reservations=reserved,
+        visible_gib=visible,
+        weights_by_component=components,
         warnings=warnings,
     )
+
+
+def _check_expert_parallel(model: ModelSpec, ep: int | None, tp: int) -> None:
+    if ep is None or ep == 1:
+        return
+    if not model.is_moe:
+        raise SizingError("expert_parallel", f"{model.name} has no experts to spread")
+    assert model.experts is not None
+    if model.experts % ep:
+        raise SizingError("expert_parallel", f"expert_parallel {ep} must divide the {model.experts} experts")
+    if ep > tp:
+        raise SizingError("expert_parallel", f"expert_parallel {ep} exceeds the replica's {tp} GPUs")
 
 
 @dataclass(frozen=True)
@@ -243,8 +409,9 @@ class TimingSetup:
     price_per_gpu_hour_usd: float | None
 
 
-def prepare_timing(fitted: FitPlan, inputs: PlanInputs) -> TimingSetup:
+def prepare_timing(fitted: FitPlan) -> TimingSetup:
     """Refuses (naming the field) when the GPU lacks a figure the timing needs."""
+    inputs = fitted.inputs
     target = fitted.target.gpu
     bandwidth = _require(target.memory_bandwidth_tb_per_s, "gpu.memory_bandwidth_tb_per_s", "memory bandwidth")
     compute_precision, peak = compute_peak_tflops(target, inputs.compute_precision, fitted.weight_precision)
@@ -255,9 +422,18 @@ def prepare_timing(fitted: FitPlan, inputs: PlanInputs) -> TimingSetup:
             target.interconnect_bandwidth_gb_per_s, "gpu.interconnect.bandwidth_gb_per_s", "interconnect bandwidth"
         )
         _require(target.interconnect_latency_us, "gpu.interconnect.latency_us", "interconnect latency")
+    engine = inputs.engine if inputs.engine_timing else None
     work = timing.Workload(
-        fitted.model, fitted.weight_precision, fitted.kv_precision, tp, inputs.prompt_tokens, inputs.output_tokens
+        fitted.model,
+        fitted.weight_precision,
+        fitted.kv_precision,
+        tp,
+        inputs.prompt_tokens,
+        inputs.output_tokens,
+        weight_bytes_by_component=fitted.weights_by_component,
+        expert_parallel=inputs.expert_parallel or 1,
     )
+    assert inputs.memory_efficiency is not None and inputs.compute_efficiency is not None
     hardware = timing.Hardware(
         bandwidth_bytes_per_s=bandwidth * 1e12,
         peak_flops=peak * 1e12,
@@ -266,6 +442,10 @@ def prepare_timing(fitted: FitPlan, inputs: PlanInputs) -> TimingSetup:
         link_gb_per_s=target.interconnect_bandwidth_gb_per_s,
         link_latency_us=target.interconnect_latency_us,
         include_communication=inputs.include_communication,
+        step_overhead_s=0.0 if engine is None else engine.step_overhead_s(fitted.model.layers),
+        moe_memory_efficiency=1.0 if engine is None else engine.efficiency(target.architecture).moe_memory,
+        tpot_excludes_own_prefill=engine is not None,
+        request_overhead_s=0.0 if engine is None else engine.ttft_overhead_ms / 1e3,
     )
     if inputs.kv_read_context == FULL:
         context = float(inputs.prompt_tokens + inputs.output_tokens)
@@ -281,15 +461,18 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
     """How fast, what bounds it, and what a token costs, at `inputs.concurrency` and each
     concurrency of the sweep."""
     fitted = plan_fit(model, gpu, inputs)
-    setup = prepare_timing(fitted, inputs)
+    setup = prepare_timing(fitted)
     work, hardware = setup.work, setup.hardware
+    inputs = fitted.inputs
+    assert inputs.max_batched_tokens is not None
+    budget = inputs.max_batched_tokens
 
     def point(concurrency: int) -> Point:
         return Point(
             concurrency=concurrency,
             decode=timing.decode_step(work, hardware, concurrency, setup.context_tokens),
             prefill=timing.prefill(work, hardware, concurrency),
-            steady=timing.continuous_batching(work, hardware, concurrency, inputs.max_batched_tokens),
+            steady=timing.continuous_batching(work, hardware, concurrency, budget),
             output_tokens=inputs.output_tokens,
         )
 

@@ -64,6 +64,24 @@ DEFAULT_COMPUTE = "bf16"
 _PREFERENCE = ("nvfp4", "mxfp4", "fp4", "int4", "fp6", "fp8", "int8", "bf16", "fp16", "fp32")
 
 
+# What a quantized checkpoint keeps in 16 bits: embeddings and lm_head (and norms, routers).
+KEPT_PRECISION = "bf16"
+# Which components a checkpoint of each format quantizes unless it says otherwise
+# (memory.COMPONENTS): linear layers for the usual formats; MXFP4 (gpt-oss) only the experts.
+_LINEAR = ("attention", "dense_mlp", "experts")
+QUANTIZED_BY_DEFAULT: dict[str, tuple[str, ...]] = {"mxfp4": ("experts",)}
+# Scale bytes a block-quantized checkpoint stores per weight: one fp32 per 128x128 block
+# (DeepSeek/Qwen FP8), fp16 scale + 4-bit zero per group of 128 (AWQ/GPTQ int4), one E8M0
+# per 32 (MXFP4), one E4M3 per 16 (NVFP4). Per-channel int8 scales are negligible.
+SCALE_BYTES_PER_PARAM = {
+    "fp8": 4 / (128 * 128),
+    "int4": 2.5 / 128,
+    "mxfp4": 1 / 32,
+    "fp6": 1 / 32,
+    "nvfp4": 1 / 16,
+}
+
+
 class UnknownPrecision(ValueError):
     """A precision name that is not in the table."""
 
@@ -78,6 +96,19 @@ def normalise(name: str) -> str:
 
 def bytes_per_param(name: str) -> float:
     return PRECISIONS[normalise(name)].bytes_per_param
+
+
+def is_quantized(name: str) -> bool:
+    """Narrower than 16 bits: a checkpoint in it keeps some tensors in bf16."""
+    return PRECISIONS[normalise(name)].bits < 16
+
+
+def quantized_by_default(name: str) -> tuple[str, ...]:
+    return QUANTIZED_BY_DEFAULT.get(normalise(name), _LINEAR)
+
+
+def scale_bytes_per_param(name: str) -> float:
+    return SCALE_BYTES_PER_PARAM.get(normalise(name), 0.0)
 
 
 def native_on(gpu: GpuSpec) -> tuple[tuple[str, ...], bool]:
@@ -151,7 +182,10 @@ def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_prec
     wanted = DEFAULT_COMPUTE if compute_precision is None else compute_precision.strip().lower()
     if wanted == "native":
         natives, _ = native_on(gpu)
-        wanted = weight_precision if weight_precision in natives else DEFAULT_COMPUTE
+        # Weight-only int4 is dequantized to bf16 for the math even where int4 tensor cores
+        # exist (Ampere): engines run int4 weights through bf16 kernels (Marlin, AWQ).
+        runs_natively = weight_precision in natives and weight_precision not in WEIGHT_ONLY_ANYWHERE
+        wanted = weight_precision if runs_natively else DEFAULT_COMPUTE
     else:
         wanted = normalise(wanted)
     key = peak_key(wanted)

@@ -45,6 +45,13 @@ class ModelSpec:
     # The checkpoint's weight format; None when the config does not say.
     native_precision: str | None = "bf16"
     max_context: int | None = None
+    # What splits the weights into components (memory.params_by_component); None = unknown,
+    # and then every parameter counts as a quantizable linear weight.
+    vocab_size: int | None = None
+    tie_word_embeddings: bool = False
+    # Components the checkpoint's own format quantizes (a quantization_config's ignore list
+    # read on import); None = the format's convention (precision.QUANTIZED_BY_DEFAULT).
+    quantized_components: tuple[str, ...] | None = None
 
     @property
     def is_moe(self) -> bool:
@@ -95,3 +102,8 @@ class GpuSpec:
     hourly_price_usd: float | None = None
     host_cpu_cores: float | None = None
     mig_profiles: tuple[MigProfile, ...] = ()
+    # What the driver shows an engine (torch's total_memory), GiB; a datasheet's "80 GB" H100
+    # shows about 79.2 GiB. None = not known: engines then derive it (engine.visible_gib).
+    memory_visible_gib: float | None = None
+    # hopper, ampere, ada, blackwell, cdna3…: which kernel efficiencies an engine reaches.
+    architecture: str | None = None

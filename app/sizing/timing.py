@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from .memory import attended_tokens, kv_bytes_for_context
-from .parallelism import tp_communication_s
+from .parallelism import ep_all_to_all_s, tp_communication_s
 from .precision import bytes_per_param
 from .specs import MLA, ModelSpec
 
@@ -31,6 +31,10 @@ class Workload:
     tp: int
     prompt_tokens: int
     output_tokens: int
+    # Under an engine, the checkpoint's bytes per component (memory.COMPONENTS): a step
+    # reads these rather than params x bytes (embeddings are looked up, not streamed).
+    weight_bytes_by_component: dict[str, float] | None = None
+    expert_parallel: int = 1
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,16 @@ class Hardware:
     link_gb_per_s: float | None = None
     link_latency_us: float | None = None
     include_communication: bool = True
+    # What an engine adds to every forward step (scheduler, sampling, launches), seconds.
+    step_overhead_s: float = 0.0
+    # Grouped expert GEMMs stream weights at this share of memory_efficiency.
+    moe_memory_efficiency: float = 1.0
+    # A request's TPOT carries the prefill chunks of the others only (engines); the lab's
+    # steady state charges every arriving prompt to every request.
+    tpot_excludes_own_prefill: bool = False
+    # What a request waits before its first step and after its last under an engine: the
+    # API server's tokenising and scheduling, and the rest of the step already running.
+    request_overhead_s: float = 0.0
 
     def memory_s(self, nbytes: float, gpus: int) -> float:
         return nbytes / (self.bandwidth_bytes_per_s * self.memory_efficiency * gpus)
@@ -65,10 +79,32 @@ def expert_fraction(model: ModelSpec, tokens: float) -> float:
     return 1.0 - float((1.0 - model.experts_per_token / model.experts) ** tokens)
 
 
-def weight_bytes_read(model: ModelSpec, weight_precision: str, tokens: float) -> float:
-    """Weights a step over `tokens` tokens reads: all shared weights, the touched experts."""
-    expert = (model.expert_params or 0) * expert_fraction(model, tokens) if model.is_moe else 0.0
-    return (model.non_expert_params + expert) * bytes_per_param(weight_precision)
+@dataclass(frozen=True)
+class WeightRead:
+    shared_bytes: float
+    expert_bytes: float
+
+    @property
+    def total(self) -> float:
+        return self.shared_bytes + self.expert_bytes
+
+
+def weights_read(work: Workload, tokens: float) -> WeightRead:
+    """What a step over `tokens` tokens streams from HBM, split into the dense part and the
+    experts it touches. Under an engine the checkpoint's real bytes, embeddings left out."""
+    model = work.model
+    fraction = expert_fraction(model, tokens)
+    components = work.weight_bytes_by_component
+    if components is None:
+        per_param = bytes_per_param(work.weight_precision)
+        expert = (model.expert_params or 0) * fraction * per_param if model.is_moe else 0.0
+        return WeightRead(model.non_expert_params * per_param, expert)
+    shared = sum(v for k, v in components.items() if k not in ("experts", "embeddings"))
+    return WeightRead(shared, components.get("experts", 0.0) * fraction)
+
+
+def weights_memory_s(hw: Hardware, read: WeightRead, gpus: int) -> float:
+    return hw.memory_s(read.shared_bytes, gpus) + hw.memory_s(read.expert_bytes, gpus) / hw.moe_memory_efficiency
 
 
 def attention_flops_per_context_token(model: ModelSpec) -> float:
@@ -87,9 +123,20 @@ def communication_s(work: Workload, hw: Hardware, tokens: float) -> float:
         return 0.0
     if hw.link_gb_per_s is None or hw.link_latency_us is None:
         raise ValueError("interconnect bandwidth and latency are needed for tensor parallel")
-    return tp_communication_s(
-        tokens, work.model.hidden_size, work.model.layers, work.tp, hw.link_gb_per_s, hw.link_latency_us
-    )
+    model = work.model
+    total = tp_communication_s(tokens, model.hidden_size, model.layers, work.tp, hw.link_gb_per_s, hw.link_latency_us)
+    if work.expert_parallel > 1 and model.is_moe:
+        assert model.experts_per_token is not None
+        total += ep_all_to_all_s(
+            tokens,
+            model.hidden_size,
+            model.layers,
+            model.experts_per_token,
+            work.expert_parallel,
+            hw.link_gb_per_s,
+            hw.link_latency_us,
+        )
+    return total
 
 
 @dataclass(frozen=True)
@@ -103,10 +150,11 @@ class Step:
     compute_s: float
     communication_s: float
     expert_fraction: float
+    overhead_s: float = 0.0
 
     @property
     def time_s(self) -> float:
-        return max(self.memory_s, self.compute_s) + self.communication_s
+        return max(self.memory_s, self.compute_s) + self.communication_s + self.overhead_s
 
     @property
     def bound(self) -> str:
@@ -120,19 +168,20 @@ class Step:
 def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float) -> Step:
     """One decode step with `batch` sequences in flight at an average `context_tokens`."""
     model = work.model
-    weights = weight_bytes_read(model, work.weight_precision, batch)
+    weights = weights_read(work, batch)
     kv = batch * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
     flops = batch * (
         2 * model.active_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
     )
     return Step(
-        weight_bytes=weights,
+        weight_bytes=weights.total,
         kv_bytes=kv,
         flops=flops,
-        memory_s=hw.memory_s(weights + kv, work.tp),
+        memory_s=weights_memory_s(hw, weights, work.tp) + hw.memory_s(kv, work.tp),
         compute_s=hw.compute_s(flops, work.tp),
         communication_s=communication_s(work, hw, batch),
         expert_fraction=expert_fraction(model, batch),
+        overhead_s=hw.step_overhead_s,
     )
 
 
@@ -147,17 +196,18 @@ def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
     """The lab's TTFT: `batch` prompts prefilled together in one pass."""
     model, prompt = work.model, work.prompt_tokens
     tokens = batch * prompt
-    weights = weight_bytes_read(model, work.weight_precision, tokens)
+    weights = weights_read(work, tokens)
     kv = batch * kv_bytes_for_context(model, work.kv_precision, prompt, work.tp)
     flops = prefill_flops(model, batch, prompt)
     return Step(
-        weight_bytes=weights,
+        weight_bytes=weights.total,
         kv_bytes=kv,
         flops=flops,
-        memory_s=hw.memory_s(weights + kv, work.tp),
+        memory_s=weights_memory_s(hw, weights, work.tp) + hw.memory_s(kv, work.tp),
         compute_s=hw.compute_s(flops, work.tp),
         communication_s=communication_s(work, hw, tokens),
         expert_fraction=expert_fraction(model, tokens),
+        overhead_s=hw.step_overhead_s,
     )
 
 
@@ -226,16 +276,21 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
     # The mixed step reads the weights once for decodes and chunk alike (MoE: the experts
     # either touches), writes the chunk's KV, and computes both; the chunk attends to the
     # prompt so far, on average half of it.
-    weights = weight_bytes_read(model, work.weight_precision, concurrency + chunk)
+    weights = weights_read(work, concurrency + chunk)
     kv_write = kv_bytes_for_context(model, work.kv_precision, chunk, work.tp)
-    memory_s = hw.memory_s(weights + decode.kv_bytes + kv_write, work.tp)
+    memory_s = weights_memory_s(hw, weights, work.tp) + hw.memory_s(decode.kv_bytes + kv_write, work.tp)
     compute_s = hw.compute_s(decode.flops + prefill_flops(model, 1, prompt) / chunks, work.tp)
-    mixed = max(memory_s, compute_s) + communication_s(work, hw, concurrency + chunk)
+    mixed = max(memory_s, compute_s) + communication_s(work, hw, concurrency + chunk) + hw.step_overhead_s
     extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
     # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
     # concurrency / output new prompts arrive per step to keep the batch full.
-    observed = decode.time_s + concurrency / output * extra_per_prompt
-    tokens_per_s = concurrency / observed
+    step = decode.time_s + concurrency / output * extra_per_prompt
+    tokens_per_s = concurrency / step
+    # A request's own prompt is behind it once it decodes: its TPOT sees the other B - 1.
+    others = concurrency - 1 if hw.tpot_excludes_own_prefill else concurrency
+    observed = decode.time_s + others / output * extra_per_prompt
+    # An arrival among running requests first waits out the step in flight (half, on average).
+    residual = decode.time_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
     return SteadyState(
         concurrency=concurrency,
         chunks_per_prompt=chunks,
@@ -243,7 +298,7 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
         decode_step_s=decode.time_s,
         mixed_step_s=mixed,
         time_per_token_s=observed,
-        ttft_s=chunks * mixed,
+        ttft_s=chunks * mixed + hw.request_overhead_s + residual,
         tokens_per_s=tokens_per_s,
         requests_per_s=tokens_per_s / output,
     )

@@ -269,6 +269,9 @@ def test_a_precision_alias_is_stored_by_its_catalog_name(client: FlaskClient) ->
         ({"family": "Llama 3"}, "family"),
         ({"hf_repo": "x" * 201}, "hf_repo"),
         ({"tie_word_embeddings": None}, "tie_word_embeddings"),
+        ({"quantized_components": ["attention", "router"]}, "quantized_components.1"),
+        ({"quantized_components": ["experts", "experts"]}, "quantized_components"),
+        ({"quantized_components": "experts"}, "quantized_components"),
     ],
 )
 def test_an_invalid_model_is_422_naming_the_field(client: FlaskClient, changes: dict[str, Any], field: str) -> None:
@@ -481,12 +484,48 @@ def test_a_created_gpu_and_its_mig_slice_can_be_planned_on(client: FlaskClient) 
         ({"mig_profiles": [PROFILES[0], PROFILES[0]]}, "mig_profiles"),
         ({"mig_profiles": [PROFILES[0]] * 65}, "mig_profiles"),
         ({"version": 1}, "version"),
+        ({"memory_visible_gib": 0}, "memory_visible_gib"),
+        ({"memory_visible_gib": -1}, "memory_visible_gib"),
+        ({"memory_visible_gib": 120}, "memory_visible_gib"),
+        ({"memory_visible_gib": "lots"}, "memory_visible_gib"),
     ],
 )
 def test_an_invalid_gpu_is_422_naming_the_field(client: FlaskClient, changes: dict[str, Any], field: str) -> None:
     response = client.post("/v1/gpus", json={**gpu_body("invalid-gpu"), **changes}, headers=AUTH)
     assert response.status_code == 422, response.get_data(as_text=True)
     assert field in response.get_json()["errors"]
+
+
+def test_a_gpu_carries_its_visible_memory_and_a_patch_can_clear_it(client: FlaskClient) -> None:
+    created = create(client, "gpus", gpu_body("visible-gpu", memory_visible_gib=94.5))
+    assert created["memory_visible_gib"] == 94.5
+    assert create(client, "gpus", gpu_body("unmeasured-gpu"))["memory_visible_gib"] is None
+    response = client.patch(
+        "/v1/gpus/visible-gpu", json={"memory_visible_gib": None}, headers={**AUTH, "If-Match": '"1"'}
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["memory_visible_gib"] is None
+    # Known without a datasheet figure (a cloud-only variant): accepted.
+    body = gpu_body("visible-only", memory_gb=None, memory_visible_gib=22.06, mig_profiles=[])
+    assert create(client, "gpus", body)["memory_visible_gib"] == 22.06
+    assert (
+        client.get("/v1/gpus/visible-only?format=csv")
+        .get_data(as_text=True)
+        .splitlines()[0]
+        .count("memory_visible_gib")
+        == 1
+    )
+
+
+def test_a_model_carries_its_quantized_components(client: FlaskClient) -> None:
+    created = create(client, "models", model_body("quantized-model", quantized_components=["attention", "dense_mlp"]))
+    assert created["quantized_components"] == ["attention", "dense_mlp"]
+    assert create(client, "models", model_body("conventional-model"))["quantized_components"] is None
+    response = client.patch(
+        "/v1/models/quantized-model", json={"quantized_components": None}, headers={**AUTH, "If-Match": '"1"'}
+    )
+    assert response.status_code == 200, response.get_data(as_text=True)
+    assert response.get_json()["quantized_components"] is None
 
 
 def test_put_replaces_the_mig_profiles_as_a_list(app: Flask, client: FlaskClient) -> None:

@@ -13,7 +13,8 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-CANONICAL_FIT = "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=2048&output_tokens=512&format=csv"
+# The datasheet arithmetic's figure (engine=ideal); the default engine, vLLM, reserves memory first.
+CANONICAL_FIT = "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=2048&output_tokens=512&engine=ideal&format=csv"
 L8_H100 = {"model": "llama-3.1-8b", "gpu": "h100-sxm"}
 PLANNING = [
     ("/v1/fit", L8_H100),
@@ -169,7 +170,24 @@ def test_the_canonical_fit_url_holds_166_conversations(client: FlaskClient) -> N
     assert rows[0]["gpu"] == "h100-sxm"
 
 
-def test_the_fit_columns_keep_the_json_field_order(client: FlaskClient) -> None:
-    body = client.get("/v1/fit", query_string=L8_H100).get_json()
-    header, _ = get_csv(client, "/v1/fit", **L8_H100)
-    assert header == list(body)
+def flattened_names(record: dict[str, Any], prefix: str = "") -> list[str]:
+    """A JSON object's field names in order, each nested object's as `parent_child` columns."""
+    names = []
+    for key, value in record.items():
+        if isinstance(value, dict):
+            names.extend(flattened_names(value, f"{prefix}{key}_"))
+        else:
+            names.append(f"{prefix}{key}")
+    return names
+
+
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
+def test_the_fit_columns_keep_the_json_field_order(client: FlaskClient, engine: str) -> None:
+    params = {**L8_H100, "engine": engine}
+    body = client.get("/v1/fit", query_string=params).get_json()
+    header, _ = get_csv(client, "/v1/fit", **params)
+    assert header == flattened_names(body)
+    if engine == "vllm":
+        # The engine's figures: its reservations and the [low, high] ranges, one cell each.
+        assert {"engine", "gpu_memory_utilization", "max_batched_tokens", "max_num_seqs"} <= set(header)
+        assert "uncertainty_kv_capacity_tokens" in header

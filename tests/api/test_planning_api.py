@@ -86,17 +86,33 @@ MEMORY_FIGURES = [
 ]
 
 
+# What an engine reads of a GPU beyond the datasheet arithmetic: the memory the driver shows
+# and the generation its kernel efficiencies are fitted for.
+INLINE_H100_ENGINE_QUERY = {**INLINE_H100_QUERY, "gpu.memory_visible_gib": 79.19, "gpu.architecture": "hopper"}
+TIMING_FIGURES = ("time_per_token_ms", "ttft_ms", "tokens_per_s", "decode_bound", "crossover_concurrency")
+
+
 def test_an_inline_gpu_in_dotted_query_parameters_answers_as_the_catalog_h100(client: FlaskClient) -> None:
-    inline = fit(client, model="llama-3.1-8b", **INLINE_H100_QUERY)
-    catalog = fit(client, **L8_H100)
+    inline = fit(client, model="llama-3.1-8b", **INLINE_H100_QUERY, engine="ideal")
+    catalog = fit(client, **L8_H100, engine="ideal")
     assert inline["max_concurrency"] == 166
     assert {k: inline[k] for k in MEMORY_FIGURES} == {k: catalog[k] for k in MEMORY_FIGURES}
 
 
 def test_an_inline_gpu_in_dotted_query_parameters_times_decode_as_the_catalog_h100(client: FlaskClient) -> None:
-    inline = throughput(client, model="llama-3.1-8b", **INLINE_H100_QUERY)
+    inline = throughput(client, model="llama-3.1-8b", **INLINE_H100_QUERY, engine="ideal")
+    catalog = throughput(client, **L8_H100, engine="ideal")
+    for name in TIMING_FIGURES:
+        assert inline[name] == catalog[name], name
+
+
+def test_an_inline_gpu_with_visible_memory_and_architecture_plans_as_the_catalog_h100_under_vllm(
+    client: FlaskClient,
+) -> None:
+    inline = throughput(client, model="llama-3.1-8b", **INLINE_H100_ENGINE_QUERY)
     catalog = throughput(client, **L8_H100)
-    for name in ("time_per_token_ms", "ttft_ms", "tokens_per_s", "decode_bound", "crossover_concurrency"):
+    assert inline["engine"] == catalog["engine"] == "vllm"
+    for name in (*MEMORY_FIGURES, *TIMING_FIGURES, "memory_visible_gib", "max_batched_tokens", "max_num_seqs"):
         assert inline[name] == catalog[name], name
 
 
@@ -139,7 +155,7 @@ def test_llama_3_1_405b_in_bf16_takes_the_largest_group_of_8_h100s_and_still_doe
     weights = params * BF16  # ~811.7 GB
     usable_on_8 = 8 * 80 * GB * 0.9  # 576 GB
     expected_fits_weights = weights < usable_on_8  # False: no valid group holds it
-    body = fit(client, model="llama-3.1-405b", gpu="h100-sxm", weight_precision="bf16")
+    body = fit(client, model="llama-3.1-405b", gpu="h100-sxm", weight_precision="bf16", engine="ideal")
     assert body["tensor_parallel"] == 8
     assert body["weights_bytes"] == round(weights)
     assert body["usable_bytes"] == round(usable_on_8)
@@ -167,7 +183,7 @@ def test_weight_precision_auto_picks_the_smallest_native_format(client: FlaskCli
 
 
 def test_fp8_on_an_a100_is_allowed_with_a_not_native_warning(client: FlaskClient) -> None:
-    body = fit(client, model="llama-3.1-8b", gpu="a100-sxm-80gb", weight_precision="fp8")
+    body = fit(client, model="llama-3.1-8b", gpu="a100-sxm-80gb", weight_precision="fp8", engine="ideal")
     assert body["weight_precision"] == "fp8"
     assert body["precision_native"] is False
     assert body["weights_bytes"] == round(model_fields(client, "llama-3.1-8b")["params_total"] * 1)
@@ -194,7 +210,7 @@ def test_h100_lists_mig_profiles_including_1g_10gb_seven_times(client: FlaskClie
 
 
 def test_a_1g_10gb_slice_plans_llama_3_2_1b_in_10_gb(client: FlaskClient) -> None:
-    body = fit(client, model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb")
+    body = fit(client, model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb", engine="ideal")
     assert body["memory_gb_per_gpu"] == 10
     assert body["mig_profile"] == "1g.10gb"
     assert body["usable_bytes"] == round(10 * GB * 0.9)
@@ -218,8 +234,8 @@ def test_a_1g_10gb_slice_decodes_with_an_eighth_of_the_bandwidth(client: FlaskCl
     whole_ms = _decode_ms(weights, kv_per_token, context, card["memory_bandwidth_tb_per_s"])
     slice_ms = _decode_ms(weights, kv_per_token, context, card["memory_bandwidth_tb_per_s"] / 8)
 
-    whole = throughput(client, model="llama-3.2-1b", gpu="h100-sxm")
-    sliced = throughput(client, model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb")
+    whole = throughput(client, model="llama-3.2-1b", gpu="h100-sxm", engine="ideal")
+    sliced = throughput(client, model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb", engine="ideal")
     assert whole["decode_bound"] == sliced["decode_bound"] == "memory"
     assert whole["time_per_token_ms"] == pytest.approx(whole_ms, rel=1e-6)
     assert sliced["time_per_token_ms"] == pytest.approx(slice_ms, rel=1e-6)
@@ -290,7 +306,7 @@ def test_gpt_oss_20b_windowed_layers_stop_caching_at_the_window(client: FlaskCli
 def test_continuous_batching_of_llama_3_1_8b_on_h100_matches_model_md(
     client: FlaskClient, batch: int, ms_per_token: float, tokens_per_s: float
 ) -> None:
-    body = throughput(client, **L8_H100, prompt_tokens=2000, output_tokens=500, concurrency=batch)
+    body = throughput(client, **L8_H100, prompt_tokens=2000, output_tokens=500, concurrency=batch, engine="ideal")
     steady = body["continuous_batching"]
     assert steady["max_batched_tokens"] == 2048
     assert steady["time_per_token_ms"] == pytest.approx(ms_per_token, rel=0.02)
@@ -298,6 +314,175 @@ def test_continuous_batching_of_llama_3_1_8b_on_h100_matches_model_md(
     assert steady["requests_per_s"] == pytest.approx(steady["tokens_per_s"] / 500)
     # Prefill chunks steal time from decode: slower per token than the pure decode step.
     assert steady["time_per_token_ms"] > body["time_per_token_ms"]
+
+
+# --- Serving engines (MODEL.md section 6) ----------------------------------------------------
+
+ECHOING_REQUESTS = [
+    ("/v1/fit", L8_H100),
+    ("/v1/throughput", L8_H100),
+    ("/v1/fleet", {**L8_H100, "requests_per_day": 100_000}),
+]
+PLANNING_REQUESTS = [*ECHOING_REQUESTS, ("/v1/cost", L8_H100)]
+
+
+def problem_fields(response: Any) -> dict[str, list[str]]:
+    assert response.status_code == 422, response.get_data(as_text=True)
+    assert response.mimetype == "application/problem+json"
+    errors: dict[str, list[str]] = response.get_json()["errors"]
+    return errors
+
+
+@pytest.mark.parametrize(("path", "inputs"), ECHOING_REQUESTS)
+def test_the_engine_is_echoed_and_defaults_to_vllm(client: FlaskClient, path: str, inputs: dict[str, Any]) -> None:
+    assert get_ok(client, path, **inputs)["engine"] == "vllm"
+    assert post_ok(client, path, inputs)["engine"] == "vllm"
+    for engine in ("ideal", "vllm", "sglang", "trtllm"):
+        assert get_ok(client, path, **inputs, engine=engine)["engine"] == engine
+        assert post_ok(client, path, {**inputs, "engine": engine})["engine"] == engine
+
+
+def test_a_planned_cost_rests_on_the_default_engine_s_throughput(client: FlaskClient) -> None:
+    # /v1/cost does not echo the engine; its rate is the throughput plan's under it.
+    for engine in ("vllm", "ideal"):
+        rate = throughput(client, **L8_H100, engine=engine)["effective_tokens_per_s"]
+        assert get_ok(client, "/v1/cost", **L8_H100, engine=engine)["tokens_per_s"] == rate
+    assert (
+        get_ok(client, "/v1/cost", **L8_H100)["tokens_per_s"] == throughput(client, **L8_H100)["effective_tokens_per_s"]
+    )
+
+
+def test_the_default_engine_fills_its_own_settings(client: FlaskClient) -> None:
+    default, ideal = throughput(client, **L8_H100), throughput(client, **L8_H100, engine="ideal")
+    assert (ideal["gpu_memory_utilization"], ideal["max_batched_tokens"]) == (0.9, 2048)
+    assert (ideal["memory_efficiency"], ideal["compute_efficiency"]) == (0.7, 0.5)
+    engine = get_ok(client, "/v1/engines/vllm")
+    assert default["gpu_memory_utilization"] == engine["gpu_memory_utilization"]
+    # vLLM takes its larger defaults on an 80 GB card (79.19 GiB visible >= large_gpu_gib).
+    assert default["memory_visible_gib"] == 79.19 >= engine["large_gpu_gib"]
+    assert default["max_batched_tokens"] == engine["max_batched_tokens_large_gpu"]
+    assert default["max_num_seqs"] == engine["max_num_seqs_large_gpu"]
+    hopper = next(e for e in engine["efficiencies"] if e["architecture"] == "hopper")
+    assert (default["memory_efficiency"], default["compute_efficiency"]) == (hopper["memory"], hopper["compute"])
+    # A knob the request gives wins over the engine's.
+    given = throughput(client, **L8_H100, max_batched_tokens=2048, memory_efficiency=0.6)
+    assert (given["engine"], given["max_batched_tokens"], given["memory_efficiency"]) == ("vllm", 2048, 0.6)
+
+
+@pytest.mark.parametrize(("path", "inputs"), PLANNING_REQUESTS)
+def test_an_unknown_engine_is_422_naming_engine(client: FlaskClient, path: str, inputs: dict[str, Any]) -> None:
+    for engine in ("vllm-turbo", "VLLM"):
+        errors = problem_fields(client.get(path, query_string={**inputs, "engine": engine}))
+        assert list(errors) == ["engine"], errors
+        assert "ideal" in errors["engine"][0]  # the message lists the known names
+        assert list(problem_fields(client.post(path, json={**inputs, "engine": engine}))) == ["engine"]
+    assert "engine" in problem_fields(client.post(path, json={**inputs, "engine": ""}))
+
+
+QWEN3_MOE = {"model": "qwen3-30b-a3b", "gpu": "h100-sxm", "tensor_parallel": 4}
+
+
+def test_expert_parallel_must_divide_the_experts(client: FlaskClient) -> None:
+    assert model_fields(client, "qwen3-30b-a3b")["experts"] == 128
+    for path in ("/v1/fit", "/v1/throughput"):
+        errors = problem_fields(client.get(path, query_string={**QWEN3_MOE, "expert_parallel": 3}))
+        assert list(errors) == ["expert_parallel"], errors
+        assert "128 experts" in errors["expert_parallel"][0]
+    assert fit(client, **QWEN3_MOE, expert_parallel=4)["expert_parallel"] == 4
+
+
+def test_expert_parallel_may_not_exceed_the_replica_s_gpus(client: FlaskClient) -> None:
+    errors = problem_fields(client.get("/v1/fit", query_string={**QWEN3_MOE, "expert_parallel": 8}))
+    assert list(errors) == ["expert_parallel"], errors
+    assert "4 GPUs" in errors["expert_parallel"][0]
+    assert problem_fields(client.post("/v1/throughput", json={**QWEN3_MOE, "expert_parallel": 8}))["expert_parallel"]
+
+
+def test_expert_parallel_on_a_dense_model_is_422_naming_it(client: FlaskClient) -> None:
+    errors = problem_fields(client.get("/v1/fit", query_string={**L8_H100, "expert_parallel": 2}))
+    assert list(errors) == ["expert_parallel"], errors
+
+
+@pytest.mark.parametrize("weights_bytes", [0, -1, -1e9])
+@pytest.mark.parametrize("path", ["/v1/fit", "/v1/throughput"])
+def test_weights_bytes_must_be_positive(client: FlaskClient, path: str, weights_bytes: float) -> None:
+    assert list(problem_fields(client.get(path, query_string={**L8_H100, "weights_bytes": weights_bytes}))) == [
+        "weights_bytes"
+    ]
+    assert list(problem_fields(client.post(path, json={**L8_H100, "weights_bytes": weights_bytes}))) == [
+        "weights_bytes"
+    ]
+
+
+def test_given_weights_bytes_replace_the_checkpoint_s(client: FlaskClient) -> None:
+    for engine in ("ideal", "vllm"):
+        body = fit(client, **L8_H100, engine=engine, weights_bytes=15e9)
+        assert body["weights_bytes"] == 15_000_000_000, engine
+
+
+def test_vllm_subtracts_its_reservations_from_the_visible_memory(client: FlaskClient) -> None:
+    ideal = fit(client, **L8_H100, engine="ideal")
+    vllm = fit(client, **L8_H100)
+    assert vllm["kv_capacity_tokens"] != ideal["kv_capacity_tokens"]
+    # vLLM's rule: utilisation x the memory the driver shows, less the weights, the activation
+    # peak of a profiling pass over max_batched_tokens, and what lives outside torch.
+    assert vllm["activation_peak_gib_per_gpu"] > 0 and vllm["non_torch_gib_per_gpu"] > 0
+    budget = (
+        vllm["gpu_memory_utilization"] * vllm["memory_visible_gib"]
+        - vllm["weights_bytes_per_gpu"] / 2**30
+        - vllm["activation_peak_gib_per_gpu"]
+        - vllm["non_torch_gib_per_gpu"]
+    )
+    assert vllm["kv_budget_gib_per_gpu"] == pytest.approx(budget, rel=1e-9)
+    # Paged in whole blocks: fewer tokens than the budget holds unrounded, by less than a block.
+    unrounded = budget * 2**30 / vllm["kv_bytes_per_token"]
+    assert vllm["kv_capacity_tokens"] % vllm["block_size"] == 0
+    assert unrounded - vllm["block_size"] < vllm["kv_capacity_tokens"] <= unrounded
+    # Without its reservations (ideal's arithmetic on the same visible GiB) more would fit.
+    assert (
+        vllm["kv_capacity_tokens"]
+        < (vllm["gpu_memory_utilization"] * vllm["memory_visible_gib"] * 2**30 - vllm["weights_bytes"])
+        / vllm["kv_bytes_per_token"]
+    )
+    # A larger step budget profiles a larger activation peak: less room for the KV cache.
+    larger = fit(client, **L8_H100, max_batched_tokens=32_768)
+    assert larger["activation_peak_gib_per_gpu"] > vllm["activation_peak_gib_per_gpu"]
+    assert larger["kv_capacity_tokens"] < vllm["kv_capacity_tokens"]
+    # A reserved_gb of the request's own replaces the reservations with the datasheet arithmetic.
+    reserved = fit(client, **L8_H100, reserved_gb=0)
+    assert reserved["kv_capacity_tokens"] == ideal["kv_capacity_tokens"] // 16 * 16
+
+
+def test_a_vllm_fit_brackets_its_kv_capacity(client: FlaskClient) -> None:
+    body = fit(client, **L8_H100)
+    low, high = body["uncertainty"]["kv_capacity_tokens"]
+    assert low <= body["kv_capacity_tokens"] <= high
+    assert low < high
+    assert "vllm" in body["uncertainty_basis"]
+    ideal = fit(client, **L8_H100, engine="ideal")
+    assert ideal["uncertainty"] is None  # a lower bound, no error bars
+
+
+@pytest.mark.parametrize("concurrency", [1, 8])
+def test_vllm_decodes_slower_than_the_roofline_alone(client: FlaskClient, concurrency: int) -> None:
+    inputs = {**L8_H100, "concurrency": concurrency}
+    vllm, ideal = throughput(client, **inputs), throughput(client, **inputs, engine="ideal")
+    vllm_ms = vllm["continuous_batching"]["time_per_token_ms"]
+    assert vllm_ms > ideal["continuous_batching"]["time_per_token_ms"]
+    low, high = vllm["uncertainty"]["time_per_token_ms"]
+    assert low <= vllm_ms <= high and low < high
+    assert "vllm" in vllm["uncertainty_basis"] and ideal["uncertainty"] is None
+    # A decode step streams the checkpoint's weights less its embedding table (a lookup, not
+    # a GEMM) and the KV cache, then pays the engine's fixed and per-layer step overheads.
+    assert vllm["decode_bound"] == "memory"
+    components = vllm["weights_by_component_bytes"]
+    assert vllm["weight_bytes_per_step"] == pytest.approx(sum(components.values()) - components["embeddings"])
+    engine = get_ok(client, "/v1/engines/vllm")
+    layers = model_fields(client, "llama-3.1-8b")["layers"]
+    overhead_ms = engine["step_overhead_ms"] + layers * engine["layer_overhead_us"] / 1e3
+    bandwidth = vllm["memory_bandwidth_tb_per_s"] * 1e12 * vllm["memory_efficiency"]
+    roofline_ms = (vllm["weight_bytes_per_step"] + vllm["kv_bytes_per_step"]) / bandwidth * 1e3
+    assert vllm["time_per_token_ms"] == pytest.approx(roofline_ms + overhead_ms, rel=1e-6)
 
 
 # --- Planning never writes the catalog ---------------------------------------------------------

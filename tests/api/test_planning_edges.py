@@ -38,10 +38,15 @@ def test_a_catalog_model_with_an_unknown_checkpoint_format_needs_a_weight_precis
     assert client.get("/v1/fit?model=llama-3.2-3b&gpu=l4&weight_precision=bf16").status_code == 200
 
 
-def test_a_catalog_answer_pasted_back_inline_plans_the_same(client):
+@pytest.mark.parametrize("engine", ["ideal", "vllm"])
+def test_a_catalog_answer_pasted_back_inline_plans_the_same(client, engine):
     stored = client.get("/v1/models/llama-3.1-8b").get_json()
-    inline = client.post("/v1/fit", json={"model": stored, "gpu": "h100-sxm"}).get_json()
-    assert inline["max_concurrency"] == 166
+    inline = client.post("/v1/fit", json={"model": stored, "gpu": "h100-sxm", "engine": engine}).get_json()
+    by_slug = client.post("/v1/fit", json={"model": "llama-3.1-8b", "gpu": "h100-sxm", "engine": engine}).get_json()
+    for name in ("max_concurrency", "kv_capacity_tokens", "weights_bytes", "usable_bytes"):
+        assert inline[name] == by_slug[name], name
+    if engine == "ideal":
+        assert inline["max_concurrency"] == 166
 
 
 def test_compute_precision_is_limited_to_formats_with_a_datasheet_peak(client):

@@ -4,6 +4,9 @@ the service through HTTP. Continuous figures within 2%, counts exact.
 Seed 000 is the interactive lab (H100 SXM 3.35 TB/s, 989 TFLOP/s bf16; memory efficiency 0.7,
 compute 0.5; 90% of memory for the engine). Seed 002 is "four numbers". Seed 004 is the
 hardware-budgeting page with roofline.py and vram.py on an illustrative accelerator.
+
+Every request here says `engine=ideal`: the seeds' own arithmetic (datasheet memory, no engine
+reservations or per-step overheads). The default engine (vllm) answers what a real engine does.
 """
 
 from __future__ import annotations
@@ -16,12 +19,19 @@ REL = 0.02
 approx = lambda value: pytest.approx(value, rel=REL)  # noqa: E731
 
 
+IDEAL = {"engine": "ideal"}
+
+
 def fit(client, **params):
-    return get_ok(client, "/v1/fit", **params)
+    return get_ok(client, "/v1/fit", **IDEAL, **params)
 
 
 def throughput(client, **params):
-    return get_ok(client, "/v1/throughput", **params)
+    return get_ok(client, "/v1/throughput", **IDEAL, **params)
+
+
+def post_ideal(client, path, body):
+    return post_ok(client, path, {**IDEAL, **body})
 
 
 L8_H100 = {"model": "llama-3.1-8b", "gpu": "h100-sxm"}
@@ -92,7 +102,7 @@ LLAMA_3_70B = {  # Llama 3 70B's geometry as seed 002 states it: 80 layers, 8 KV
 
 
 def test_llama_3_70b_caches_320_kib_per_token_and_16_users_at_8k_need_42_9_gb(client):
-    body = post_ok(
+    body = post_ideal(
         client,
         "/v1/fit",
         {"model": LLAMA_3_70B, "gpu": "h100-sxm", "prompt_tokens": 8192 - 512, "output_tokens": 512, "concurrency": 16},
@@ -253,7 +263,7 @@ def _link_gpu(bandwidth_gb_per_s, latency_us):
     ],
 )
 def test_tp4_communication_per_decode_step_matches_seed_004_table(client, link, batch, expected_ms):
-    body = post_ok(
+    body = post_ideal(
         client,
         "/v1/throughput",
         {"model": SEED_004_MODEL, "gpu": _link_gpu(*link), "tensor_parallel": 4, "concurrency": batch},
@@ -262,7 +272,7 @@ def test_tp4_communication_per_decode_step_matches_seed_004_table(client, link, 
 
 
 def test_ridge_point_of_300_tflops_and_2_tb_per_s_is_150(client):
-    body = post_ok(client, "/v1/throughput", {"model": SEED_004_MODEL, "gpu": _link_gpu(450, 10)})
+    body = post_ideal(client, "/v1/throughput", {"model": SEED_004_MODEL, "gpu": _link_gpu(450, 10)})
     assert body["ridge_flops_per_byte"] == approx(150)
 
 
@@ -348,9 +358,9 @@ def test_vram_py_table_of_seed_004(
         "gpu_memory_utilization": 0.9,
         "reserved_gb": 2 * GIB / 1e9,
     }
-    fitted = post_ok(client, "/v1/fit", common)
+    fitted = post_ideal(client, "/v1/fit", common)
     assert fitted["max_concurrency"] == seqs
-    timed = post_ok(
+    timed = post_ideal(
         client,
         "/v1/throughput",
         {**common, "concurrency": seqs, "memory_efficiency": 1.0, "compute_efficiency": 1.0, "kv_read_context": "full"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.catalog.convert import gpu_to_dict, gpu_to_spec, model_to_dict, model_to_spec
@@ -31,6 +32,9 @@ DEEPSEEK_LIKE = ModelSpec(
     expert_params=654_000_000_000,
     native_precision="fp8",
     max_context=163840,
+    vocab_size=129_280,
+    tie_word_embeddings=False,
+    quantized_components=("attention", "dense_mlp", "experts"),
 )
 
 H100_LIKE = GpuSpec(
@@ -50,11 +54,14 @@ H100_LIKE = GpuSpec(
         MigProfileSpec("3g.40gb", 3, 4, 40.0, 2),
         MigProfileSpec("7g.80gb", 7, 8, 80.0, 1),
     ),
+    memory_visible_gib=79.19,
+    architecture="hopper",
 )
 
 
 def _model_row(spec: ModelSpec) -> Model:
     fields = dataclasses.asdict(spec)
+    fields["quantized_components"] = list(spec.quantized_components or ()) or None
     return Model(slug="deepseek-like", source="test", **fields)
 
 
@@ -124,11 +131,40 @@ def test_model_dict_has_the_public_fields_and_no_id(seeded: Session) -> None:
     }  # fmt: skip
     extras = {
         "family", "hf_repo", "vocab_size", "intermediate_size", "moe_intermediate_size",
-        "shared_experts", "tie_word_embeddings", "license", "notes", "version",
+        "shared_experts", "tie_word_embeddings", "quantized_components", "license", "notes", "version",
     }  # fmt: skip
     assert set(public) == api_md_fields | extras
     assert public["params_total"] == 8_030_261_248
     assert public["version"] == 1
+    assert public["quantized_components"] is None  # the format's convention
+
+
+def test_quantized_components_reach_the_spec_as_a_tuple_and_the_dict_as_a_list(seeded: Session) -> None:
+    row = get_model(seeded, "qwen3-30b-a3b")
+    assert row is not None
+    assert model_to_spec(row).quantized_components == ("attention", "experts")
+    assert model_to_dict(row)["quantized_components"] == ["attention", "experts"]
+    # none_as_null: an unknown list is SQL NULL, not the JSON text 'null'.
+    unknown = seeded.scalars(select(Model.slug).where(Model.quantized_components.is_(None))).all()
+    assert sorted(unknown) == ["llama-3.1-405b", "llama-3.1-8b"]
+
+
+def test_the_model_spec_carries_what_splits_the_weights(seeded: Session) -> None:
+    row = get_model(seeded, "llama-3.1-8b")
+    assert row is not None
+    spec = model_to_spec(row)
+    assert (spec.vocab_size, spec.tie_word_embeddings) == (row.vocab_size, False)
+    assert spec.vocab_size is not None
+
+
+def test_visible_memory_and_architecture_reach_the_gpu_spec(seeded: Session) -> None:
+    h100, l4 = get_gpu(seeded, "h100-sxm"), get_gpu(seeded, "l4")
+    assert h100 is not None and l4 is not None
+    assert (gpu_to_spec(h100).memory_visible_gib, gpu_to_spec(h100).architecture) == (79.19, "hopper")
+    assert gpu_to_dict(h100)["memory_visible_gib"] == 79.19
+    # Not measured: None, for the engine to derive.
+    assert (gpu_to_spec(l4).memory_visible_gib, gpu_to_spec(l4).architecture) == (None, "ada")
+    assert gpu_to_dict(l4)["memory_visible_gib"] is None
 
 
 def test_gpu_dict_nests_peaks_interconnect_and_profiles(seeded: Session) -> None:
@@ -156,7 +192,7 @@ def test_gpu_dict_nests_peaks_interconnect_and_profiles(seeded: Session) -> None
         "max_instances": 7,
     }
     assert public["native_precisions"] == ["tf32", "bf16", "fp16", "fp8", "int8"]
-    for field in ("architecture", "form_factor", "host_cpu_cores", "price_date", "confidence",
+    for field in ("architecture", "form_factor", "host_cpu_cores", "price_date", "confidence", "memory_visible_gib",
                   "source", "notes", "version", "gpus_per_node", "hourly_price_usd"):  # fmt: skip
         assert field in public
     assert not any(key.startswith(("peak_tflops_", "interconnect_")) for key in public)

@@ -13,7 +13,7 @@ from app.catalog.db import make_engine
 
 from .conftest import alembic_config
 
-CATALOG_TABLES = {"models", "gpus", "mig_profiles", "precisions"}
+CATALOG_TABLES = {"models", "gpus", "mig_profiles", "precisions", "calibrations", "engines"}
 
 
 def _tables(url: str) -> set[str]:
@@ -37,6 +37,70 @@ def test_downgrade_to_base_drops_everything_and_upgrade_restores_it(db_url: str)
     finally:
         command.upgrade(config, "head")
     assert _tables(db_url) >= CATALOG_TABLES
+    command.check(config)
+
+
+def _columns(url: str, table: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        return {column["name"] for column in inspect(engine).get_columns(table)}
+    finally:
+        engine.dispose()
+
+
+def _check_constraints(url: str, table: str) -> set[str]:
+    engine = make_engine(url)
+    try:
+        return {str(check["name"]) for check in inspect(engine).get_check_constraints(table)}
+    finally:
+        engine.dispose()
+
+
+def test_0003_keeps_the_gpus_their_profiles_and_their_checks(db_url: str) -> None:
+    """On SQLite, adding the visible-memory check copies the gpus table: the MIG profiles
+    that reference it and its other checks must come through."""
+    config = alembic_config(db_url)
+    command.downgrade(config, "0002")
+    engine = make_engine(db_url)
+    try:
+        assert "engines" not in _tables(db_url)
+        assert "memory_visible_gib" not in _columns(db_url, "gpus")
+        assert "quantized_components" not in _columns(db_url, "models")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO gpus (slug, name, vendor, gpus_per_node, source, version) "
+                    "VALUES ('old-card', 'Old card', 'nvidia', 8, 'test', 1)"
+                )
+            )
+            gpu_id = connection.execute(text("SELECT id FROM gpus WHERE slug = 'old-card'")).scalar_one()
+            connection.execute(
+                text(
+                    "INSERT INTO mig_profiles (gpu_id, name, compute_slices, memory_slices, memory_gb, max_instances) "
+                    "VALUES (:gpu_id, '1g.10gb', 1, 1, 10, 7)"
+                ),
+                {"gpu_id": gpu_id},
+            )
+        command.upgrade(config, "head")
+        with engine.begin() as connection:
+            assert (
+                connection.execute(text("SELECT count(*) FROM mig_profiles WHERE gpu_id = :g"), {"g": gpu_id}).scalar()
+                == 1
+            )
+            assert (
+                connection.execute(text("SELECT memory_visible_gib FROM gpus WHERE id = :g"), {"g": gpu_id}).scalar()
+                is None
+            )
+        assert {"ck_gpus_confidence_values", "ck_gpus_memory_gb_positive", "ck_gpus_memory_visible_gib_positive"} <= (
+            _check_constraints(db_url, "gpus")
+        )
+        assert "ck_engines_kv_rule_values" in _check_constraints(db_url, "engines")
+    finally:
+        with engine.begin() as connection:
+            # Its profile goes with it (ON DELETE CASCADE; foreign keys are on for the app's engine).
+            connection.execute(text("DELETE FROM gpus WHERE slug = 'old-card'"))
+        engine.dispose()
+        command.upgrade(config, "head")
     command.check(config)
 
 

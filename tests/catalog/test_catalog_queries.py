@@ -52,7 +52,7 @@ def test_lists_are_ordered_by_slug_and_gpus_carry_profiles(seeded: Session) -> N
 
 
 def test_catalog_counts_count_profiles_too(seeded: Session) -> None:
-    assert catalog_counts(seeded) == {"models": 3, "gpus": 3, "mig_profiles": 4, "precisions": 3}
+    assert catalog_counts(seeded) == {"models": 3, "gpus": 3, "mig_profiles": 4, "precisions": 3, "engines": 2}
 
 
 def test_parameter_counts_beyond_32_bits_survive_the_round_trip(seeded: Session) -> None:

@@ -37,7 +37,7 @@ def _replace_in(path: Path, old: str, new: str) -> None:
 
 def test_fixture_files_load_with_every_optional_field_filled() -> None:
     data = load_seed_files(FIXTURES)
-    assert [len(data[key]) for key in ("models", "gpus", "precisions")] == [3, 3, 3]
+    assert [len(data[key]) for key in ("models", "gpus", "precisions", "engines")] == [3, 3, 3, 2]
     llama_405b = next(m for m in data["models"] if m["slug"] == "llama-3.1-405b")
     assert llama_405b["kv_lora_rank"] is None and llama_405b["notes"] is None
     l4 = next(g for g in data["gpus"] if g["slug"] == "l4")
@@ -48,13 +48,14 @@ def test_fixture_files_load_with_every_optional_field_filled() -> None:
 def test_seeding_an_empty_catalog_inserts_every_entry(session: Session) -> None:
     assert catalog_is_empty(session)
     counts = seed_catalog(session, FIXTURES)
-    assert counts == {"models": 3, "gpus": 3, "mig_profiles": 4, "precisions": 3}
+    assert counts == {"models": 3, "gpus": 3, "mig_profiles": 4, "precisions": 3, "engines": 2}
     assert not catalog_is_empty(session)
     assert catalog_counts(session) == {
         "models": 3,
         "gpus": 3,
         "mig_profiles": 4,
         "precisions": 3,
+        "engines": 2,
     }
 
 
@@ -66,6 +67,7 @@ def test_seeding_twice_inserts_nothing_the_second_time(session: Session) -> None
         "gpus": 0,
         "mig_profiles": 0,
         "precisions": 0,
+        "engines": 0,
     }
     assert catalog_counts(session)["models"] == 3
 
@@ -92,6 +94,7 @@ def test_seeding_adds_only_the_missing_entries(session: Session) -> None:
         "gpus": 1,
         "mig_profiles": 0,
         "precisions": 0,
+        "engines": 0,
     }
 
 

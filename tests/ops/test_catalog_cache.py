@@ -209,3 +209,34 @@ def test_an_old_copy_is_reloaded_even_if_the_fingerprint_stands_still(
         assert lookup.catalog_cache().get(recheck=True)[0] is first
         monkeypatch.setattr(lookup, "MAX_SNAPSHOT_AGE_S", 0.0)
         assert lookup.catalog_cache().get(recheck=True)[0].serial == first.serial + 1
+
+
+def test_an_engine_edit_reaches_the_other_worker_within_the_interval(
+    workers: tuple[Flask, Flask], clock: Clock
+) -> None:
+    """The engines table is part of the fingerprint: an edited profile reloads the copy."""
+    writer, reader = workers
+    with reader.app_context():
+        before, _ = lookup.catalog_cache().get()
+    step_ms = before.engines["vllm"].step_overhead_ms
+    patch(writer.test_client(), "/v1/engines/vllm", {"step_overhead_ms": step_ms + 1})
+    with reader.app_context():
+        assert lookup.catalog_cache().get()[0] is before  # within the interval: the old copy
+        clock.pass_check_interval()
+        after, checked = lookup.catalog_cache().get()
+    assert checked and after.serial == before.serial + 1
+    assert after.engines["vllm"].step_overhead_ms == step_ms + 1
+
+
+def test_a_new_engine_is_resolvable_everywhere_at_once(workers: tuple[Flask, Flask], clock: Clock) -> None:
+    """No clock movement: a name the copy lacks makes the worker check before refusing it."""
+    writer, reader = workers
+    with reader.test_request_context():
+        assert lookup.resolve_engine("vllm") is not None  # warms the reader's copy
+    document = writer.test_client().get("/v1/engines/vllm").get_json()
+    document = {k: v for k, v in document.items() if k != "version"}
+    response = writer.test_client().post("/v1/engines", json={**document, "name": "vllm-next"}, headers=AUTH)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    with reader.test_request_context():
+        profile = lookup.resolve_engine("vllm-next")
+    assert profile is not None and profile.name == "vllm-next"

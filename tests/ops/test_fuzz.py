@@ -73,6 +73,8 @@ SLUGS: dict[str, list[str]] = {
     "gpu": sorted(entry["slug"] for entry in SEED["gpus"]),
     "mig_profile": sorted({profile["name"] for entry in SEED["gpus"] for profile in entry.get("mig_profiles") or []}),
 }
+# Engine names, for the `{name}` of /v1/engines/{name} (a path parameter, not a slug).
+ENGINE_NAMES = sorted(entry["name"] for entry in SEED["engines"])
 FUZZ_APP: list[Flask] = []  # the app under test, for the ETag look-ups; set by its fixture
 
 
@@ -119,10 +121,14 @@ def flatmap_body(context: Any, body: Any) -> st.SearchStrategy[Any]:
 
 @schema.hook
 def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> st.SearchStrategy[Any]:
-    kind = "model" if context.operation.path.startswith("/v1/models/") else "gpu"
-    if not isinstance(path_parameters, dict) or not isinstance(path_parameters.get("slug"), str):
+    path = context.operation.path
+    if path.startswith("/v1/engines/"):
+        key, real = "name", ENGINE_NAMES
+    else:
+        key, real = "slug", SLUGS["model" if path.startswith("/v1/models/") else "gpu"]
+    if not isinstance(path_parameters, dict) or not isinstance(path_parameters.get(key), str):
         return st.just(path_parameters)
-    return _either(path_parameters["slug"], SLUGS[kind]).map(lambda slug: {**path_parameters, "slug": slug})
+    return _either(path_parameters[key], real).map(lambda value: {**path_parameters, key: value})
 
 
 def _with_current_etag(case: schemathesis.Case) -> schemathesis.Case:

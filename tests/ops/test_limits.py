@@ -169,6 +169,9 @@ HEAVIEST: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "model": MONSTER_MODEL,
             "gpu": MONSTER_GPU,
+            # An engine's activation reserve (per routed expert per token: 100,000 of them here)
+            # would leave no room for a replica: the datasheet arithmetic plans one.
+            "engine": "ideal",
             "requests_per_second": 1e8,
             "forecast": [{"period": f"p{i}", "requests_per_day": 1e13} for i in range(MAX_FORECAST_PERIODS)],
         },

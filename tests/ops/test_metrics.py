@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import yaml
 from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client import REGISTRY
@@ -26,6 +27,13 @@ from bench.server import Server, running_server
 FIT = "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm"
 N_REQUESTS = 60
 STALE_FILE = "counter_999999.db"
+SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
+
+
+def seeded(kind: str) -> int:
+    """How many entries of a kind catalog_seed/ holds: what the server seeds."""
+    document = yaml.safe_load((SEED_DIR / f"{kind}.yaml").read_text(encoding="utf-8"))
+    return len(document[kind])
 
 
 def samples(text: str) -> list[Sample]:
@@ -109,8 +117,8 @@ def test_the_request_counter_is_exact_across_workers(server: Server, after_load:
 @pytest.mark.slow
 def test_the_scrape_counts_itself_in_progress_and_the_catalog(server: Server, after_load: str) -> None:
     assert value(after_load, "fleet_sizer_http_requests_in_progress", method="GET", route="/metrics") == 1
-    assert value(after_load, "fleet_sizer_catalog_entries", kind="models") == 20
-    assert value(after_load, "fleet_sizer_catalog_entries", kind="gpus") == 20
+    for kind in ("models", "gpus"):
+        assert value(after_load, "fleet_sizer_catalog_entries", kind=kind) == seeded(kind)
     build = [s for s in samples(after_load) if s.name == "fleet_sizer_build_info"]
     assert len(build) == 1 and build[0].value == 1
     assert set(build[0].labels) == {"version", "python"}

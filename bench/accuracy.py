@@ -1,0 +1,226 @@
+"""`make accuracy`: replay the measured rows (bench/measurements/) through the HTTP API and
+say how far the defaults are from what real engines did.
+
+For every row it asks the planning request the row stands for (bench/accuracy_rows.py), with
+nothing but the row's own settings and the engine's defaults, and prints per metric: n,
+median |error|, 90th percentile |error| and bias (median signed error, predicted vs
+measured). It writes the per-row table as CSV and a Markdown report.
+
+By default the requests go to a real gunicorn on loopback, serving a fresh catalog seeded from
+catalog_seed/ (as `make serve` would); `--url` replays against a running server instead, and
+`--data DIR` reads another set of rows of the same columns (a held-out set).
+
+    python -m bench.accuracy [--url http://127.0.0.1:8000] [--data DIR] [--out DIR] [--engine NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.accuracy_rows import DATA_DIR, METRICS, Case, Skipped, load_cases
+
+Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
+OUT_DIR = Path("instance") / "accuracy"
+# The issue's targets, per metric: (median |error| %, p90 |error| % or None).
+TARGETS = {
+    "weights_gib_per_gpu": (3.0, 6.0),
+    "kv_tokens_at_defaults": (10.0, None),
+    "tpot_ms": (15.0, 35.0),
+    "ttft_ms": (25.0, None),
+    "output_tokens_per_s": (20.0, None),
+}
+
+
+@dataclass(frozen=True)
+class Result:
+    case: Case
+    predicted: float | None
+    error: str | None = None
+
+    @property
+    def error_percent(self) -> float | None:
+        if self.predicted is None:
+            return None
+        return 100 * (self.predicted - self.case.measured) / self.case.measured
+
+
+def http_asker(base_url: str) -> Ask:
+    def ask(endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = json.dumps(params).encode()
+        request = urllib.request.Request(
+            base_url.rstrip("/") + endpoint, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                answer: dict[str, Any] = json.load(response)
+                return answer
+        except urllib.error.HTTPError as exc:
+            problem = json.load(exc)
+            raise LookupError(f"{exc.code}: {problem.get('detail')} {problem.get('errors') or ''}".strip()) from None
+
+    return ask
+
+
+def evaluate(case: Case, ask: Ask) -> Result:
+    try:
+        body = ask(case.endpoint, case.params)
+        if case.then is not None:
+            endpoint, params, extract = case.then(body)
+            return Result(case, extract(ask(endpoint, params)))
+        return Result(case, case.extract(body))
+    except (LookupError, KeyError, TypeError) as exc:
+        return Result(case, None, str(exc))
+
+
+def replay(cases: Iterable[Case], ask: Ask, engine: str | None = None) -> list[Result]:
+    results = []
+    for case in cases:
+        if engine is not None:
+            case = Case(**{**case.__dict__, "params": {**case.params, "engine": engine}})
+        results.append(evaluate(case, ask))
+    return results
+
+
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    position = share * (len(ordered) - 1)
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+@dataclass(frozen=True)
+class Summary:
+    metric: str
+    n: int
+    median_abs_percent: float | None
+    p90_abs_percent: float | None
+    bias_percent: float | None
+    failed: int
+
+    def meets(self) -> str:
+        target = TARGETS.get(self.metric)
+        if target is None or self.median_abs_percent is None:
+            return ""
+        median_ok = self.median_abs_percent <= target[0]
+        p90_ok = target[1] is None or (self.p90_abs_percent or 0) <= target[1]
+        goal = f"<= {target[0]:g}%" + ("" if target[1] is None else f", p90 <= {target[1]:g}%")
+        return ("meets " if median_ok and p90_ok else "MISSES ") + goal
+
+
+def summarise(results: list[Result]) -> list[Summary]:
+    summaries = []
+    for metric in METRICS:
+        rows = [r for r in results if r.case.metric == metric]
+        if not rows:
+            continue
+        errors = [r.error_percent for r in rows if r.error_percent is not None]
+        absolute = [abs(e) for e in errors]
+        summaries.append(
+            Summary(
+                metric=metric,
+                n=len(errors),
+                median_abs_percent=statistics.median(absolute) if absolute else None,
+                p90_abs_percent=_percentile(absolute, 0.9) if absolute else None,
+                bias_percent=statistics.median(errors) if errors else None,
+                failed=len(rows) - len(errors),
+            )
+        )
+    return summaries
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def table(summaries: list[Summary]) -> list[str]:
+    lines = [
+        "| metric | n | median abs error % | p90 abs error % | bias % | failed | target |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for s in summaries:
+        lines.append(
+            f"| {s.metric} | {s.n} | {_fmt(s.median_abs_percent)} | {_fmt(s.p90_abs_percent)} | "
+            f"{_fmt(s.bias_percent)} | {s.failed} | {s.meets()} |"
+        )
+    return lines
+
+
+def write_report(results: list[Result], skipped: list[Skipped], out_dir: Path, source: str) -> tuple[Path, Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    csv_path = out_dir / "accuracy.csv"
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["row_id", "metric", "engine", "trust", "measured", "predicted", "error_percent", "failure"])
+        for r in results:
+            writer.writerow(
+                [
+                    r.case.row_id,
+                    r.case.metric,
+                    r.case.engine,
+                    r.case.trust,
+                    r.case.measured,
+                    "" if r.predicted is None else f"{r.predicted:.6g}",
+                    "" if r.error_percent is None else f"{r.error_percent:.1f}",
+                    r.error or "",
+                ]
+            )
+    md_path = out_dir / "accuracy.md"
+    lines = [f"# Accuracy on {source}", "", *table(summarise(results)), "", "## Rows", ""]
+    lines += ["| row | metric | engine | measured | predicted | error % |", "| --- | --- | --- | --- | --- | --- |"]
+    for r in results:
+        lines.append(
+            f"| {r.case.row_id} | {r.case.metric} | {r.case.engine} | {r.case.measured:.6g} | "
+            f"{_fmt(r.predicted, 4) if r.predicted is not None else '-'} | {_fmt(r.error_percent)} |"
+        )
+    if skipped:
+        lines += ["", "## Skipped", ""] + [f"- {s.row_id}: {s.reason}" for s in skipped]
+    md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return csv_path, md_path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", help="replay against this running server instead of starting one")
+    parser.add_argument("--data", type=Path, default=DATA_DIR, help="folder with memory/speed/openloop CSVs")
+    parser.add_argument("--out", type=Path, default=OUT_DIR)
+    parser.add_argument("--engine", help="ask every row under this engine instead of the row's own (e.g. ideal)")
+    args = parser.parse_args(argv)
+    cases, skipped = load_cases(args.data)
+    if args.url:
+        results = replay(cases, http_asker(args.url), args.engine)
+    else:
+        from bench.server import running_server
+
+        with running_server(workers=1) as server:
+            results = replay(cases, http_asker(server.base_url), args.engine)
+    summaries = summarise(results)
+    label = f"{args.data} ({len(cases)} figures from {len({c.row_id for c in cases})} rows)"
+    print(f"Accuracy of the defaults on {label}" + (f", engine={args.engine}" if args.engine else ""))
+    print("error = (predicted - measured) / measured; bias = median signed error")
+    for line in table(summaries):
+        print(line)
+    for r in results:
+        if r.error:
+            print(f"  {r.case.row_id} {r.case.metric}: no prediction ({r.error})")
+    for s in skipped:
+        print(f"  skipped {s.row_id}: {s.reason}")
+    csv_path, md_path = write_report(results, skipped, args.out, label)
+    print(f"wrote {csv_path} and {md_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+"""The measured rows of bench/measurements/ as planning questions: which request each row
+asks of the API, and which answer field stands for the measured figure.
+
+Rows name models, GPUs, engines and precisions in free text (copied from their sources);
+this module maps them onto catalog slugs and request fields, and says so when it cannot
+(the row is then reported as skipped, with the reason). Nothing here is fitted: a held-out
+file of the same columns goes through the same mapping.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(__file__).with_name("measurements")
+GIB = 2**30
+
+# Metrics, in the order the report prints them.
+WEIGHTS = "weights_gib_per_gpu"
+KV_FROM_BUDGET = "kv_tokens_from_budget"
+KV_AT_DEFAULTS = "kv_tokens_at_defaults"
+TPOT = "tpot_ms"
+TTFT = "ttft_ms"
+OUTPUT_TOK_S = "output_tokens_per_s"
+E2E = "static_batch_latency_ms"
+METRICS = (WEIGHTS, KV_FROM_BUDGET, KV_AT_DEFAULTS, TPOT, TTFT, OUTPUT_TOK_S, E2E)
+
+# Free-text model names to catalog slugs: the first pattern that matches wins.
+MODEL_PATTERNS = (
+    (r"llama-?3\.1-405b", "llama-3.1-405b"),
+    (r"llama-?3\.3-70b", "llama-3.3-70b"),
+    (r"llama-?3(\.1)?[- ]70b|llama70b", "llama-3.1-70b"),
+    (r"llama-?3\.1-8b|llama8b", "llama-3.1-8b"),
+    (r"llama-?2-70b|llama2-70b", "llama-2-70b"),
+    (r"llama-?2-7b|llama2-7b", "llama-2-7b"),
+    (r"qwen3-235b-a22b", "qwen3-235b-a22b"),
+    (r"qwen3-30b-a3b", "qwen3-30b-a3b"),
+    (r"qwen3-14b", "qwen3-14b"),
+    (r"qwen3-1\.7b", "qwen3-1.7b"),
+    (r"qwen3-32b", "qwen3-32b"),
+    (r"qwen3-8b", "qwen3-8b"),
+    (r"qwen2\.5-72b", "qwen2.5-72b"),
+    (r"qwen2\.5-7b", "qwen2.5-7b"),
+    (r"mixtral-?8x7b", "mixtral-8x7b"),
+    (r"mistral-7b", "mistral-7b"),
+    (r"deepseek-(v3|r1)", "deepseek-v3"),
+    (r"gpt-oss-120b", "gpt-oss-120b"),
+    (r"gpt-oss-20b", "gpt-oss-20b"),
+    (r"dbrx", "dbrx"),
+    (r"gemma-?3-27b", "gemma-3-27b"),
+    (r"phi-4", "phi-4"),
+)
+
+# Free-text GPU names to catalog slugs.
+GPU_PATTERNS = (
+    (r"h100.*(pcie)", "h100-pcie"),
+    (r"h100.*nvl", "h100-nvl"),
+    (r"h100", "h100-sxm"),
+    (r"h200", "h200-sxm"),
+    (r"gb200", "gb200"),
+    (r"b200", "b200"),
+    (r"b300", "b300"),
+    (r"a100.*40", "a100-sxm-40gb"),
+    (r"a100", "a100-sxm-80gb"),
+    (r"l40s", "l40s"),
+    (r"\bl4\b", "l4"),
+    (r"a10g", "a10g"),
+    (r"\ba10\b", "a10"),
+    (r"a30", "a30"),
+    (r"mi300x", "mi300x"),
+    (r"mi325x", "mi325x"),
+    (r"mi355x", "mi355x"),
+)
+
+# GPUs that are not in the catalog but whose memory a row prints: planned inline, memory only.
+INLINE_GPUS = {r"rtx 3090": {"name": "NVIDIA RTX 3090 24GB", "memory_gb": 24, "architecture": "ampere-gddr"}}
+
+# ShareGPT-like open-loop runs give no lengths; vLLM's ShareGPT sample averages about this.
+SHAREGPT_PROMPT_TOKENS = 220
+SHAREGPT_OUTPUT_TOKENS = 200
+
+
+class Skip(Exception):
+    """A row this mapping cannot turn into a request; the message says why."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured figure and the planning request that predicts it."""
+
+    row_id: str
+    metric: str
+    measured: float
+    endpoint: str
+    params: dict[str, Any]
+    engine: str
+    trust: str
+    # How the answer gives the prediction; `then` asks a second request built from the first.
+    extract: Callable[[dict[str, Any]], float | None]
+    then: Callable[[dict[str, Any]], tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]] | None = None
+    note: str = ""
+    kind: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    row_id: str
+    reason: str
+
+
+def _num(text: str | None) -> float | None:
+    """The first number in a cell ('0.93 (mem_fraction_static)' -> 0.93), else None."""
+    if text is None:
+        return None
+    match = re.search(r"-?\d+(?:\.\d+)?", text.replace(",", ""))
+    return float(match.group()) if match else None
+
+
+def _int(text: str | None) -> int | None:
+    value = _num(text)
+    return None if value is None else int(value)
+
+
+def engine_of(text: str) -> str:
+    low = text.lower()
+    if "sglang" in low:
+        return "sglang"
+    if "tensorrt" in low or "trt" in low or "nim" in low:
+        return "trtllm"
+    if "vllm" in low:
+        return "vllm"
+    raise Skip(f"engine {text!r} has no profile")
+
+
+def model_of(text: str) -> str:
+    low = text.lower().replace("_", "-")
+    for pattern, slug in MODEL_PATTERNS:
+        if re.search(pattern, low):
+            return slug
+    raise Skip(f"model {text!r} is not in the catalog")
+
+
+def gpu_of(text: str, reported_gib: float | None) -> str | dict[str, Any]:
+    low = text.lower()
+    for pattern, inline in INLINE_GPUS.items():
+        if re.search(pattern, low):
+            if reported_gib is None:
+                raise Skip(f"GPU {text!r} is not in the catalog and the row gives no memory")
+            return {**inline, "memory_visible_gib": reported_gib}
+    for pattern, slug in GPU_PATTERNS:
+        if re.search(pattern, low):
+            return slug
+    raise Skip(f"GPU {text!r} is not in the catalog")
+
+
+def precision_of(text: str) -> str | None:
+    """The weight format a row states, None for the checkpoint's own (unstated, bf16/fp16)."""
+    low = text.lower()
+    if "nvfp4" in low or "fp4 (" in low or low.strip() == "fp4":
+        return "nvfp4"
+    if "mxfp4" in low:
+        return "mxfp4"
+    if "awq" in low or "int4" in low or "gptq" in low:
+        return "int4"
+    if "fp8" in low:
+        return "fp8"
+    if "int8" in low or "w8a8" in low:
+        return "int8"
+    return None
+
+
+def _base(row: dict[str, str], model_text: str, precision_text: str, tp: int | None) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "model": model_of(model_text),
+        "gpu": gpu_of(row["gpu"], _num(row.get("gpu_mem_reported_gib"))),
+        "engine": engine_of(row["engine"]),
+    }
+    precision = precision_of(precision_text)
+    if precision is not None:
+        params["weight_precision"] = precision
+    if tp:
+        params["tensor_parallel"] = tp
+    return params
+
+
+def _ep(text: str | None) -> int | None:
+    match = re.search(r"ep\s*=?\s*(\d+)", (text or "").lower())
+    return int(match.group(1)) if match else None
+
+
+def _field(name: str) -> Callable[[dict[str, Any]], float | None]:
+    def get(body: dict[str, Any]) -> float | None:
+        value: Any = body
+        for part in name.split("."):
+            if not isinstance(value, dict):
+                return None
+            value = value.get(part)
+        return None if value is None else float(value)
+
+    return get
+
+
+def _weights_gib(body: dict[str, Any]) -> float | None:
+    return body["weights_bytes_per_gpu"] / GIB
+
+
+def memory_cases(path: Path) -> Iterator[Case | Skipped]:
+    for row in csv.DictReader(path.open(encoding="utf-8")):
+        row_id = row["row_id"]
+        try:
+            tp = _int(row["tensor_parallel_size"]) or 1
+            params = _base(row, row["model"], row["model_precision_or_quant"], tp)
+        except Skip as exc:
+            yield Skipped(row_id, str(exc))
+            continue
+        common = {"engine": params["engine"], "trust": row["trust"]}
+        weights = _num(row["weights_gib_per_gpu"])
+        if weights is not None:
+            yield Case(row_id, WEIGHTS, weights, "/v1/fit", params, extract=_weights_gib, **common)
+        block = _int(row["block_size"]) or 16
+        tokens = _int(row["kv_tokens"])
+        if tokens is None and _int(row["gpu_blocks"]) is not None:
+            tokens = _int(row["gpu_blocks"]) * block  # type: ignore[operator]
+        available = _num(row["available_kv_gib_per_gpu"])
+        if tokens is None or tokens <= 0:
+            continue
+        if available is not None and available > 0:
+
+            def from_budget(body: dict[str, Any], gib: float = available, size: int = block, ranks: int = tp) -> float:
+                per_rank = body["kv_bytes_per_token"] / ranks
+                return float(int(gib * GIB / per_rank) // size * size)
+
+            yield Case(row_id, KV_FROM_BUDGET, tokens, "/v1/fit", params, extract=from_budget, **common)
+        settings = dict(params)
+        utilization = _num(row["gpu_memory_utilization"])
+        if utilization is not None:
+            settings["gpu_memory_utilization"] = utilization
+        if "V0" in row["engine"] and _int(row["max_model_len"]):
+            # The old engine profiled a whole max_model_len prompt (no chunked prefill).
+            settings["max_batched_tokens"] = _int(row["max_model_len"])
+        yield Case(row_id, KV_AT_DEFAULTS, tokens, "/v1/fit", settings, extract=_field("kv_capacity_tokens"), **common)
+
+
+def _lengths(row: dict[str, str]) -> tuple[int, int]:
+    prompt, output = _int(row["isl"]), _int(row["osl"])
+    if prompt is None or output is None:
+        raise Skip("no input/output lengths")
+    return prompt, output
+
+
+def speed_cases(path: Path) -> Iterator[Case | Skipped]:
+    for row in csv.DictReader(path.open(encoding="utf-8")):
+        row_id = row["row_id"]
+        try:
+            tp = _int(row["tensor_parallel_size"]) or _int(row["num_gpus"]) or 1
+            params = _base(row, row["model"], row["precision"], tp)
+            prompt, output = _lengths(row)
+        except Skip as exc:
+            yield Skipped(row_id, str(exc))
+            continue
+        params.update(prompt_tokens=prompt, output_tokens=output)
+        ep = _ep(row["other_parallel"])
+        if ep:
+            params["expert_parallel"] = ep
+        common = {"engine": params["engine"], "trust": row["trust"]}
+        load = row["load_type"].lower()
+        gpus = _int(row["num_gpus"]) or tp
+        if "static batch" in load:
+            batch = _int(row["batch_or_concurrency"]) or 1
+            e2e = _num(row["e2e_latency_ms"])
+            if e2e is not None:
+                yield Case(
+                    row_id,
+                    E2E,
+                    e2e,
+                    "/v1/throughput",
+                    {**params, "concurrency": batch},
+                    extract=_field("request_latency_ms"),
+                    **common,
+                )
+            continue
+        if "offline" in load:
+            measured = _num(row["output_tok_s_total"])
+            if measured is None:
+                continue
+            yield Case(
+                row_id,
+                OUTPUT_TOK_S,
+                measured,
+                "/v1/fit",
+                params,
+                extract=_field("max_concurrency"),
+                then=_at_engine_max(params),
+                note="at the engine's largest batch: min(max_num_seqs, KV capacity)",
+                **common,
+            )
+            continue
+        concurrency = _int(row["batch_or_concurrency"]) or 1
+        at = {**params, "concurrency": concurrency}
+        tpot = _num(row["tpot_or_itl_ms"])
+        if tpot is not None:
+            yield Case(
+                row_id,
+                TPOT,
+                tpot,
+                "/v1/throughput",
+                at,
+                extract=_closed_loop("time_per_token_ms", concurrency),
+                **common,
+            )
+        ttft = _num(row["ttft_ms"])
+        if ttft is not None:
+            yield Case(row_id, TTFT, ttft, "/v1/throughput", at, extract=_closed_loop("ttft_ms", concurrency), **common)
+        total = _num(row["output_tok_s_total"])
+        per_gpu = _num(row["output_tok_s_per_gpu"])
+        if total is None and per_gpu is not None:
+            total = per_gpu * gpus
+        if total is not None:
+            yield Case(
+                row_id,
+                OUTPUT_TOK_S,
+                total,
+                "/v1/throughput",
+                at,
+                extract=_closed_loop("tokens_per_s", concurrency),
+                **common,
+            )
+
+
+def _closed_loop(name: str, concurrency: int) -> Callable[[dict[str, Any]], float | None]:
+    """A closed-loop run keeps `concurrency` requests in flight; above what the replica runs
+    at once (KV capacity, max_num_seqs) the rest wait, and their TTFT holds that wait:
+    (N - B) requests ahead, served at the replica's request rate (Little's law)."""
+
+    def get(body: dict[str, Any]) -> float | None:
+        steady = body.get("continuous_batching")
+        if steady is None:
+            return None
+        value = float(steady[name])
+        running = max(1, min(concurrency, body["max_concurrency"], body.get("max_num_seqs") or concurrency))
+        if name == "ttft_ms" and running < concurrency and steady["requests_per_s"]:
+            value += (concurrency - running) / steady["requests_per_s"] * 1e3
+        return value
+
+    return get
+
+
+def _at_engine_max(
+    params: dict[str, Any],
+) -> Callable[[dict[str, Any]], tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]]:
+    def then(fit: dict[str, Any]) -> tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]:
+        batch = max(1, min(fit["max_concurrency"], fit["max_num_seqs"] or fit["max_concurrency"]))
+        return "/v1/throughput", {**params, "concurrency": batch}, _field("continuous_batching.tokens_per_s")
+
+    return then
+
+
+def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
+    for row in csv.DictReader(path.open(encoding="utf-8")):
+        row_id = row["row_id"]
+        try:
+            tp = _int(row["tensor_parallel"]) or 1
+            params = _base(row, row["model"], row["precision"], tp)
+        except Skip as exc:
+            yield Skipped(row_id, str(exc))
+            continue
+        rate = _num(row["achieved_req_s"]) or _num(row["request_rate"])
+        output_rate = _num(row["output_tok_s"])
+        output = SHAREGPT_OUTPUT_TOKENS
+        if output_rate and rate:
+            output = max(1, round(output_rate / rate))
+        params.update(prompt_tokens=SHAREGPT_PROMPT_TOKENS, output_tokens=output)
+        common = {"engine": params["engine"], "trust": row["trust"]}
+        tpot = _num(row["tpot_mean_ms"]) or _num(row["itl_mean_ms"])
+        ttft = _num(row["ttft_mean_ms"])
+        # Little's law: requests in flight = rate x time in the system (TTFT + decode).
+        in_flight = max(1, round((rate or 1) * ((ttft or 0) + output * (tpot or 0)) / 1e3))
+        at = {**params, "concurrency": in_flight}
+        note = "open loop at the in-flight count Little's law gives; ShareGPT lengths assumed"
+        if tpot is not None:
+            yield Case(
+                row_id, TPOT, tpot, "/v1/throughput", at, extract=_field("continuous_batching.time_per_token_ms"),
+                note=note, **common,
+            )  # fmt: skip
+        if ttft is not None:
+            yield Case(
+                row_id, TTFT, ttft, "/v1/throughput", at, extract=_field("continuous_batching.ttft_ms"),
+                note=note, **common,
+            )  # fmt: skip
+
+
+def load_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:
+    cases: list[Case] = []
+    skipped: list[Skipped] = []
+    for name, reader in (("memory.csv", memory_cases), ("speed.csv", speed_cases), ("openloop.csv", openloop_cases)):
+        path = data_dir / name
+        if not path.exists():
+            continue
+        for item in reader(path):
+            (cases if isinstance(item, Case) else skipped).append(item)
+    return cases, skipped

@@ -1,0 +1,300 @@
+"""Fit the engine profiles' constants on the measured rows (bench/measurements/), in process.
+
+The same rows and the same answer fields as `make accuracy` (bench/accuracy_rows.py), asked of
+the planning core directly rather than over HTTP, so that a search over the constants runs in
+seconds. It minimises, per engine, the mean absolute log error (a median-seeking loss that a
+single odd row cannot drag) by coordinate search over a few named constants, each with a
+physical meaning and a range, prints what it found and the residual spread per metric (the
+10th-90th percentiles of measured / predicted: the profile's `uncertainty`), and with
+`--write` puts both into catalog_seed/engines.yaml.
+
+    python -m bench.fit_engines [--engine vllm] [--rounds 3] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.api.planning import fit_body, throughput_body
+from app.api.schemas import FitSchema, ThroughputSchema
+from app.catalog.convert import engine_to_spec, gpu_to_spec, model_to_spec
+from app.catalog.models import Model
+from app.catalog.seed import SEED_DIR, _engine_row, _gpu_row, load_seed_files
+from app.sizing.engine import EngineProfile
+from app.sizing.errors import SizingError
+from app.sizing.plan import plan_fit, plan_throughput
+from app.sizing.specs import GpuSpec, ModelSpec
+from bench.accuracy import Result, evaluate, summarise, table
+from bench.accuracy_rows import (
+    KV_AT_DEFAULTS,
+    KV_FROM_BUDGET,
+    OUTPUT_TOK_S,
+    TPOT,
+    TTFT,
+    WEIGHTS,
+    Case,
+    load_cases,
+)
+
+ENGINES_YAML = SEED_DIR / "engines.yaml"
+_fit_schema = FitSchema()
+_throughput_schema = ThroughputSchema()
+
+
+@dataclass
+class Catalog:
+    models: dict[str, ModelSpec]
+    gpus: dict[str, GpuSpec]
+    engines: dict[str, EngineProfile]
+
+
+def load_catalog(seed_dir: Path = SEED_DIR) -> Catalog:
+    """The seed catalog as specs, without a database (transient rows, the catalog's converters)."""
+    entries = load_seed_files(seed_dir)
+    return Catalog(
+        models={e["slug"]: model_to_spec(Model(**e)) for e in entries["models"]},
+        gpus={e["slug"]: gpu_to_spec(_gpu_row(e)) for e in entries["gpus"]},
+        engines={e["name"]: engine_to_spec(_engine_row(e)) for e in entries["engines"]},
+    )
+
+
+def in_process(catalog: Catalog) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+    """An asker that answers as the planning views do, on the given catalog."""
+
+    def ask(endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
+        schema = _fit_schema if endpoint == "/v1/fit" else _throughput_schema
+        data = schema.load(params)
+        model = data["model"] if isinstance(data["model"], ModelSpec) else catalog.models[data["model"]]
+        gpu = data["gpu"] if isinstance(data["gpu"], GpuSpec) else catalog.gpus[data["gpu"]]
+        engine = None if data["engine"] == "ideal" else catalog.engines[data["engine"]]
+        inputs = replace(schema.inputs(data), engine=engine)
+        try:
+            if endpoint == "/v1/fit":
+                return fit_body(plan_fit(model, gpu, inputs), "m", "g", data["concurrency"])
+            return throughput_body(plan_throughput(model, gpu, inputs), "m", "g", None)
+        except SizingError as exc:
+            raise LookupError(f"{exc.field}: {exc.message}") from None
+
+    return ask
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One constant the search may move: where it lives, its range, the metrics it affects."""
+
+    name: str
+    low: float
+    high: float
+    metrics: tuple[str, ...]
+    log_scale: bool = False
+
+
+MEMORY_KNOBS = (
+    Knob("activation_bytes_per_token_hidden", 0.0, 200.0, (KV_AT_DEFAULTS,)),
+    Knob("activation_bytes_per_token_expert_hidden", 0.0, 100.0, (KV_AT_DEFAULTS,)),
+    Knob("non_torch_gib", 0.0, 6.0, (KV_AT_DEFAULTS,)),
+    Knob("non_torch_gib_per_extra_rank", 0.0, 3.0, (KV_AT_DEFAULTS,)),
+    Knob("engine_buffers_gib", 0.0, 8.0, (KV_AT_DEFAULTS,)),
+)
+# Decode-paced figures fit the per-step constants and the memory side; TTFT has its own
+# constant (the API server's share) and informs the compute side with them.
+STEP_METRICS = (TPOT, OUTPUT_TOK_S, "static_batch_latency_ms")
+TIME_METRICS = (*STEP_METRICS, TTFT)
+TIME_KNOBS = (
+    Knob("step_overhead_ms", 0.0, 20.0, STEP_METRICS),
+    Knob("layer_overhead_us", 0.0, 200.0, STEP_METRICS),
+    Knob("ttft_overhead_ms", 0.0, 100.0, (TTFT,)),
+)
+# Ranges a kernel can physically reach: no decode GEMV streams HBM above ~92%, no serving
+# GEMM holds more than ~85% of the tensor-core peak.
+EFFICIENCY_KNOBS = (
+    ("memory", 0.3, 0.92, STEP_METRICS),
+    ("compute", 0.15, 0.85, TIME_METRICS),
+    ("moe_memory", 0.2, 1.0, STEP_METRICS),
+)
+# Rows marked low trust by their collector are reported, not fitted on.
+FIT_TRUST = ("high", "medium")
+
+
+def _get(profile: EngineProfile, name: str) -> float:
+    if "." in name:
+        arch, field = name.split(".")
+        return getattr(profile.efficiency(arch), field)  # type: ignore[no-any-return]
+    return float(getattr(profile, name))
+
+
+def _set(profile: EngineProfile, name: str, value: float) -> EngineProfile:
+    if "." not in name:
+        return replace(profile, **{name: value})
+    arch, field = name.split(".")
+    rows = {e.architecture: e for e in profile.efficiencies}
+    base = rows.get(arch) or replace(profile.efficiency(arch), architecture=arch)
+    rows[arch] = replace(base, **{field: value})
+    return replace(profile, efficiencies=tuple(rows.values()))
+
+
+def loss(results: list[Result]) -> float:
+    """Mean |log(predicted / measured)|, a failed prediction counting as a factor of e."""
+    if not results:
+        return 0.0
+    total = 0.0
+    for r in results:
+        if r.predicted is None or r.predicted <= 0:
+            total += 1.0
+        else:
+            total += abs(math.log(r.predicted / r.case.measured))
+    return total / len(results)
+
+
+def _architecture(case: Case, catalog: Catalog) -> str | None:
+    gpu = case.params["gpu"]
+    if isinstance(gpu, dict):
+        return gpu.get("architecture")
+    return catalog.gpus[gpu].architecture
+
+
+def fit_engine(catalog: Catalog, name: str, cases: list[Case], rounds: int) -> EngineProfile:
+    mine = [c for c in cases if c.engine == name and c.trust.split()[0] in FIT_TRUST]
+    architectures = sorted({a for c in mine if c.metric in TIME_METRICS and (a := _architecture(c, catalog))})
+    knobs: list[Knob] = [*MEMORY_KNOBS, *TIME_KNOBS]
+    for arch in architectures:
+        for field, low, high, metrics in EFFICIENCY_KNOBS:
+            knobs.append(Knob(f"{arch}.{field}", low, high, metrics))
+    profile = catalog.engines[name]
+    # Start the generation rows where the catch-all row stands.
+    for arch in architectures:
+        if not profile.knows_architecture(arch):
+            base = profile.efficiency(arch)
+            profile = replace(profile, efficiencies=(*profile.efficiencies, replace(base, architecture=arch)))
+
+    def score(trial: EngineProfile, metrics: tuple[str, ...]) -> float:
+        ask = in_process(replace(catalog, engines={**catalog.engines, name: trial}))
+        return loss([evaluate(c, ask) for c in mine if c.metric in metrics])
+
+    for _ in range(rounds):
+        for knob in knobs:
+            relevant = [c for c in mine if c.metric in knob.metrics]
+            if not relevant:
+                continue
+            best_value, best = _get(profile, knob.name), score(profile, knob.metrics)
+            low, high = knob.low, knob.high
+            for _step in range(3):
+                grid = [low + (high - low) * i / 8 for i in range(9)]
+                for value in grid:
+                    trial = _set(profile, knob.name, value)
+                    s = score(trial, knob.metrics)
+                    if s < best - 1e-9:
+                        best, best_value = s, value
+                span = (high - low) / 8
+                low, high = max(knob.low, best_value - span), min(knob.high, best_value + span)
+            profile = _set(profile, knob.name, round(best_value, 4))
+    return profile
+
+
+def spread(results: list[Result], metric: str) -> tuple[float, float] | None:
+    ratios = sorted(r.case.measured / r.predicted for r in results if r.case.metric == metric and r.predicted)
+    if len(ratios) < 2:
+        return None
+    return (_quantile(ratios, 0.1), _quantile(ratios, 0.9))
+
+
+def _quantile(values: list[float], share: float) -> float:
+    position = share * (len(values) - 1)
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
+
+
+UNCERTAINTY_METRICS = {
+    "time_per_token": TPOT,
+    "ttft": TTFT,
+    "tokens_per_s": OUTPUT_TOK_S,
+    "kv_capacity_tokens": KV_AT_DEFAULTS,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--engine", action="append", help="fit only this engine (repeatable)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--write", action="store_true", help="write the fitted constants to engines.yaml")
+    args = parser.parse_args(argv)
+    catalog = load_catalog()
+    cases, _ = load_cases()
+    names = args.engine or sorted(catalog.engines)
+    document = yaml.safe_load(ENGINES_YAML.read_text(encoding="utf-8"))
+    for name in names:
+        fitted = fit_engine(catalog, name, cases, args.rounds)
+        catalog = replace(catalog, engines={**catalog.engines, name: fitted})
+        results = [evaluate(c, in_process(catalog)) for c in cases if c.engine == name]
+        print(f"== {name}")
+        for line in table(summarise(results)):
+            print(line)
+        for r in results:
+            if r.error_percent is not None and abs(r.error_percent) > 30:
+                print(f"  {r.case.row_id} {r.case.metric}: measured {r.case.measured:.4g} predicted {r.predicted:.4g}")
+        entry = next(e for e in document["engines"] if e["name"] == name)
+        for knob in [*MEMORY_KNOBS, *TIME_KNOBS]:
+            entry[knob.name] = _get(fitted, knob.name)
+        entry["efficiencies"] = [
+            {"architecture": e.architecture, "memory": e.memory, "compute": e.compute, "moe_memory": e.moe_memory}
+            for e in fitted.efficiencies
+        ]
+        uncertainty = dict(entry.get("uncertainty") or {})
+        rows = {}
+        for attribute, metric in UNCERTAINTY_METRICS.items():
+            found = spread(results, metric)
+            rows[attribute] = sum(1 for r in results if r.case.metric == metric and r.predicted)
+            if found is not None:
+                uncertainty[attribute] = [round(found[0], 3), round(found[1], 3)]
+        rows["moe"] = sum(1 for c in cases if c.engine == name and catalog.models.get(c.params["model"], None) and
+                          catalog.models[c.params["model"]].is_moe)  # fmt: skip
+        uncertainty["rows"] = rows
+        entry["uncertainty"] = uncertainty
+        _report_rows(entry, results)
+        print("  constants:", {k.name: entry[k.name] for k in [*MEMORY_KNOBS, *TIME_KNOBS]})
+        print("  efficiencies:", entry["efficiencies"])
+        print("  uncertainty:", uncertainty)
+    if args.write:
+        ENGINES_YAML.write_text(_HEADER + yaml.safe_dump(document, sort_keys=False, width=110), encoding="utf-8")
+        print(f"wrote {ENGINES_YAML}")
+    return 0
+
+
+def _report_rows(entry: dict[str, Any], results: list[Result]) -> None:
+    """`fitted_on`: per constant, the rows whose metrics it was fitted on."""
+    by_metric: dict[str, list[str]] = {}
+    for r in results:
+        by_metric.setdefault(r.case.metric, []).append(r.case.row_id)
+    fitted_on = {}
+    for knob in [*MEMORY_KNOBS, *TIME_KNOBS]:
+        ids = sorted({i for m in knob.metrics for i in by_metric.get(m, [])})
+        if ids:
+            fitted_on[knob.name] = ", ".join(ids)
+    for e in entry["efficiencies"]:
+        ids = sorted({i for m in TIME_METRICS for i in by_metric.get(m, [])})
+        if ids and e["architecture"] != "*":
+            fitted_on[f"efficiencies.{e['architecture']}"] = "the time rows on that generation among " + ", ".join(ids)
+    weights = by_metric.get(WEIGHTS, []) + by_metric.get(KV_FROM_BUDGET, [])
+    if weights:
+        fitted_on["(checked, not fitted)"] = "weights and KV-from-budget rows " + ", ".join(sorted(set(weights)))
+    entry["fitted_on"] = fitted_on
+
+
+_HEADER = """# Serving-engine profiles (MODEL.md section 6). Loaded into the `engines` table on first start,
+# like models and GPUs. Constants are fitted by `python -m bench.fit_engines --write` on the rows of
+# bench/measurements/ (copied from the measurements set with their sources); `fitted_on` names the
+# rows behind each, `uncertainty` is the 10th-90th percentile of measured / predicted on them.
+# Check with `make accuracy`.
+"""
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
