@@ -141,6 +141,14 @@ def summarise(results: list[Result]) -> list[Summary]:
     return summaries
 
 
+TRUSTED = ("high", "medium")
+
+
+def trusted(results: list[Result]) -> list[Result]:
+    """The rows their collector marked high or medium trust."""
+    return [r for r in results if r.case.trust.split()[0] in TRUSTED]
+
+
 def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -178,11 +186,15 @@ def write_report(results: list[Result], skipped: list[Skipped], out_dir: Path, s
                 ]
             )
     md_path = out_dir / "accuracy.md"
-    lines = [f"# Accuracy on {source}", "", *table(summarise(results)), "", "## Rows", ""]
-    lines += ["| row | metric | engine | measured | predicted | error % |", "| --- | --- | --- | --- | --- | --- |"]
+    lines = [f"# Accuracy on {source}", "", "All rows:", "", *table(summarise(results)), ""]
+    lines += ["Rows of high or medium trust:", "", *table(summarise(trusted(results))), "", "## Rows", ""]
+    lines += [
+        "| row | metric | engine | trust | measured | predicted | error % |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for r in results:
         lines.append(
-            f"| {r.case.row_id} | {r.case.metric} | {r.case.engine} | {r.case.measured:.6g} | "
+            f"| {r.case.row_id} | {r.case.metric} | {r.case.engine} | {r.case.trust} | {r.case.measured:.6g} | "
             f"{_fmt(r.predicted, 4) if r.predicted is not None else '-'} | {_fmt(r.error_percent)} |"
         )
     if skipped:
@@ -206,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
 
         with running_server(workers=1) as server:
             results = replay(cases, http_asker(server.base_url), args.engine)
-    summaries = summarise(results)
     label = f"{args.data} ({len(cases)} figures from {len({c.row_id for c in cases})} rows)"
     print(f"Accuracy of the defaults on {label}" + (f", engine={args.engine}" if args.engine else ""))
     print("error = (predicted - measured) / measured; bias = median signed error")
-    for line in table(summaries):
+    print("All rows:")
+    for line in table(summarise(results)):
+        print(line)
+    print("Rows of high or medium trust (the ones the constants are fitted on):")
+    for line in table(summarise(trusted(results))):
         print(line)
     for r in results:
         if r.error:

@@ -31,6 +31,7 @@ METRICS = (WEIGHTS, KV_FROM_BUDGET, KV_AT_DEFAULTS, TPOT, TTFT, OUTPUT_TOK_S, E2
 
 # Free-text model names to catalog slugs: the first pattern that matches wins.
 MODEL_PATTERNS = (
+    (r"meta-llama-3\.1-405b.*fp8", "llama-3.1-405b-fp8"),
     (r"llama-?3\.1-405b", "llama-3.1-405b"),
     (r"llama-?3\.3-70b", "llama-3.3-70b"),
     (r"llama-?3(\.1)?[- ]70b|llama70b", "llama-3.1-70b"),
@@ -112,6 +113,11 @@ class Skipped:
     reason: str
 
 
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
 def _num(text: str | None) -> float | None:
     """The first number in a cell ('0.93 (mem_fraction_static)' -> 0.93), else None."""
     if text is None:
@@ -173,6 +179,17 @@ def precision_of(text: str) -> str | None:
     return None
 
 
+def kv_precision_of(model_text: str, precision_text: str, kv_text: str | None) -> str | None:
+    """The KV-cache format: the row's, else what the checkpoint ships. AMD's `-FP8-KV` and
+    NVIDIA's ModelOpt `nvidia/...-FP8` checkpoints carry FP8 KV scales, which engines use."""
+    if kv_text and "fp8" in kv_text.lower():
+        return "fp8"
+    low = model_text.lower()
+    if "fp8-kv" in low or (low.startswith("nvidia/") and "fp8" in (low + precision_text.lower())):
+        return "fp8"
+    return None
+
+
 def _base(row: dict[str, str], model_text: str, precision_text: str, tp: int | None) -> dict[str, Any]:
     params: dict[str, Any] = {
         "model": model_of(model_text),
@@ -182,6 +199,12 @@ def _base(row: dict[str, str], model_text: str, precision_text: str, tp: int | N
     precision = precision_of(precision_text)
     if precision is not None:
         params["weight_precision"] = precision
+    kv = kv_precision_of(model_text, precision_text, row.get("kv_cache_dtype"))
+    if kv is not None:
+        params["kv_precision"] = kv
+    if "trtllm-bench" in (row.get("benchmark_tool") or ""):
+        # The source's own note: these tables ran kv_cache_free_gpu_mem_fraction 0.95.
+        params["gpu_memory_utilization"] = 0.95
     if tp:
         params["tensor_parallel"] = tp
     return params
@@ -209,7 +232,7 @@ def _weights_gib(body: dict[str, Any]) -> float | None:
 
 
 def memory_cases(path: Path) -> Iterator[Case | Skipped]:
-    for row in csv.DictReader(path.open(encoding="utf-8")):
+    for row in _rows(path):
         row_id = row["row_id"]
         try:
             tp = _int(row["tensor_parallel_size"]) or 1
@@ -253,7 +276,7 @@ def _lengths(row: dict[str, str]) -> tuple[int, int]:
 
 
 def speed_cases(path: Path) -> Iterator[Case | Skipped]:
-    for row in csv.DictReader(path.open(encoding="utf-8")):
+    for row in _rows(path):
         row_id = row["row_id"]
         try:
             tp = _int(row["tensor_parallel_size"]) or _int(row["num_gpus"]) or 1
@@ -301,52 +324,51 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
             continue
         concurrency = _int(row["batch_or_concurrency"]) or 1
         at = {**params, "concurrency": concurrency}
-        tpot = _num(row["tpot_or_itl_ms"])
-        if tpot is not None:
-            yield Case(
-                row_id,
-                TPOT,
-                tpot,
-                "/v1/throughput",
-                at,
-                extract=_closed_loop("time_per_token_ms", concurrency),
-                **common,
-            )
-        ttft = _num(row["ttft_ms"])
-        if ttft is not None:
-            yield Case(row_id, TTFT, ttft, "/v1/throughput", at, extract=_closed_loop("ttft_ms", concurrency), **common)
         total = _num(row["output_tok_s_total"])
         per_gpu = _num(row["output_tok_s_per_gpu"])
         if total is None and per_gpu is not None:
             total = per_gpu * gpus
-        if total is not None:
-            yield Case(
-                row_id,
-                OUTPUT_TOK_S,
-                total,
-                "/v1/throughput",
-                at,
-                extract=_closed_loop("tokens_per_s", concurrency),
-                **common,
-            )
+        for metric, value, name in (
+            (TPOT, _num(row["tpot_or_itl_ms"]), "time_per_token_ms"),
+            (TTFT, _num(row["ttft_ms"]), "ttft_ms"),
+            (OUTPUT_TOK_S, total, "tokens_per_s"),
+        ):
+            if value is not None:
+                yield Case(
+                    row_id,
+                    metric,
+                    value,
+                    "/v1/fit",
+                    at,
+                    extract=_field("max_concurrency"),
+                    then=_closed_loop(at, name, concurrency),
+                    note="closed loop: the replica runs min(N, KV capacity, max_num_seqs); the rest queue",
+                    **common,
+                )
 
 
-def _closed_loop(name: str, concurrency: int) -> Callable[[dict[str, Any]], float | None]:
-    """A closed-loop run keeps `concurrency` requests in flight; above what the replica runs
-    at once (KV capacity, max_num_seqs) the rest wait, and their TTFT holds that wait:
-    (N - B) requests ahead, served at the replica's request rate (Little's law)."""
+def _closed_loop(
+    params: dict[str, Any], name: str, concurrency: int
+) -> Callable[[dict[str, Any]], tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]]:
+    """A closed-loop run keeps N = `concurrency` requests in flight. The replica runs
+    B = min(N, KV capacity, max_num_seqs) of them; the other N - B wait, so their TTFT holds
+    the time for N - B requests ahead to finish at the replica's request rate (Little's law)."""
 
-    def get(body: dict[str, Any]) -> float | None:
-        steady = body.get("continuous_batching")
-        if steady is None:
-            return None
-        value = float(steady[name])
-        running = max(1, min(concurrency, body["max_concurrency"], body.get("max_num_seqs") or concurrency))
-        if name == "ttft_ms" and running < concurrency and steady["requests_per_s"]:
-            value += (concurrency - running) / steady["requests_per_s"] * 1e3
-        return value
+    def then(fit: dict[str, Any]) -> tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]:
+        running = max(1, min(concurrency, fit["max_concurrency"], fit.get("max_num_seqs") or concurrency))
 
-    return get
+        def get(body: dict[str, Any]) -> float | None:
+            steady = body.get("continuous_batching")
+            if steady is None:
+                return None
+            value = float(steady[name])
+            if name == "ttft_ms" and running < concurrency and steady["requests_per_s"]:
+                value += (concurrency - running) / steady["requests_per_s"] * 1e3
+            return value
+
+        return "/v1/throughput", {**params, "concurrency": running}, get
+
+    return then
 
 
 def _at_engine_max(
@@ -360,7 +382,7 @@ def _at_engine_max(
 
 
 def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
-    for row in csv.DictReader(path.open(encoding="utf-8")):
+    for row in _rows(path):
         row_id = row["row_id"]
         try:
             tp = _int(row["tensor_parallel"]) or 1

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,11 +28,18 @@ from app.api.schemas import FitSchema, ThroughputSchema
 from app.catalog.convert import engine_to_spec, gpu_to_spec, model_to_spec
 from app.catalog.models import Model
 from app.catalog.seed import SEED_DIR, _engine_row, _gpu_row, load_seed_files
-from app.sizing.engine import EngineProfile
+from app.sizing.engine import (
+    ANY_ARCHITECTURE,
+    FRACTION_OF_FREE,
+    STATIC_FRACTION,
+    UTIL_OF_VISIBLE,
+    EngineProfile,
+    KernelEfficiency,
+)
 from app.sizing.errors import SizingError
 from app.sizing.plan import plan_fit, plan_throughput
 from app.sizing.specs import GpuSpec, ModelSpec
-from bench.accuracy import Result, evaluate, summarise, table
+from bench.accuracy import TRUSTED, Result, evaluate, summarise, table, trusted
 from bench.accuracy_rows import (
     KV_AT_DEFAULTS,
     KV_FROM_BUDGET,
@@ -119,8 +127,6 @@ EFFICIENCY_KNOBS = (
     ("compute", 0.15, 0.85, TIME_METRICS),
     ("moe_memory", 0.2, 1.0, STEP_METRICS),
 )
-# Rows marked low trust by their collector are reported, not fitted on.
-FIT_TRUST = ("high", "medium")
 
 
 def _get(profile: EngineProfile, name: str) -> float:
@@ -161,13 +167,13 @@ def _architecture(case: Case, catalog: Catalog) -> str | None:
 
 
 def fit_engine(catalog: Catalog, name: str, cases: list[Case], rounds: int) -> EngineProfile:
-    mine = [c for c in cases if c.engine == name and c.trust.split()[0] in FIT_TRUST]
+    mine = [c for c in cases if c.engine == name and c.trust.split()[0] in TRUSTED]  # low trust: reported, not fitted
     architectures = sorted({a for c in mine if c.metric in TIME_METRICS and (a := _architecture(c, catalog))})
-    knobs: list[Knob] = [*MEMORY_KNOBS, *TIME_KNOBS]
+    profile = catalog.engines[name]
+    knobs: list[Knob] = [*memory_knobs(profile), *TIME_KNOBS]
     for arch in architectures:
         for field, low, high, metrics in EFFICIENCY_KNOBS:
             knobs.append(Knob(f"{arch}.{field}", low, high, metrics))
-    profile = catalog.engines[name]
     # Start the generation rows where the catch-all row stands.
     for arch in architectures:
         if not profile.knows_architecture(arch):
@@ -195,7 +201,38 @@ def fit_engine(catalog: Catalog, name: str, cases: list[Case], rounds: int) -> E
                 span = (high - low) / 8
                 low, high = max(knob.low, best_value - span), min(knob.high, best_value + span)
             profile = _set(profile, knob.name, round(best_value, 4))
-    return profile
+    return with_catch_all(profile, architectures)
+
+
+def memory_knobs(profile: EngineProfile) -> tuple[Knob, ...]:
+    """The reservations the engine's KV rule subtracts (SGLang's static fraction holds no
+    activations; only TensorRT-LLM takes engine buffers before its free fraction)."""
+    used = {
+        UTIL_OF_VISIBLE: (
+            "activation_bytes_per_token_hidden",
+            "activation_bytes_per_token_expert_hidden",
+            "non_torch_gib",
+            "non_torch_gib_per_extra_rank",
+        ),
+        STATIC_FRACTION: ("non_torch_gib", "non_torch_gib_per_extra_rank"),
+        FRACTION_OF_FREE: ("non_torch_gib", "engine_buffers_gib"),
+    }[profile.kv_rule]
+    return tuple(k for k in MEMORY_KNOBS if k.name in used)
+
+
+def with_catch_all(profile: EngineProfile, architectures: list[str]) -> EngineProfile:
+    """A GPU generation without rows of its own gets the median of the fitted ones."""
+    fitted = [profile.efficiency(a) for a in architectures]
+    if not fitted:
+        return profile
+    catch_all = KernelEfficiency(
+        ANY_ARCHITECTURE,
+        memory=round(statistics.median(e.memory for e in fitted), 4),
+        compute=round(statistics.median(e.compute for e in fitted), 4),
+        moe_memory=round(statistics.median(e.moe_memory for e in fitted), 4),
+    )
+    rows = [e for e in profile.efficiencies if e.architecture != ANY_ARCHITECTURE]
+    return replace(profile, efficiencies=(catch_all, *rows))
 
 
 def spread(results: list[Result], metric: str) -> tuple[float, float] | None:
@@ -241,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             if r.error_percent is not None and abs(r.error_percent) > 30:
                 print(f"  {r.case.row_id} {r.case.metric}: measured {r.case.measured:.4g} predicted {r.predicted:.4g}")
         entry = next(e for e in document["engines"] if e["name"] == name)
-        for knob in [*MEMORY_KNOBS, *TIME_KNOBS]:
+        for knob in [*memory_knobs(fitted), *TIME_KNOBS]:
             entry[knob.name] = _get(fitted, knob.name)
         entry["efficiencies"] = [
             {"architecture": e.architecture, "memory": e.memory, "compute": e.compute, "moe_memory": e.moe_memory}
@@ -258,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
                           catalog.models[c.params["model"]].is_moe)  # fmt: skip
         uncertainty["rows"] = rows
         entry["uncertainty"] = uncertainty
-        _report_rows(entry, results)
-        print("  constants:", {k.name: entry[k.name] for k in [*MEMORY_KNOBS, *TIME_KNOBS]})
+        _report_rows(entry, fitted, results, catalog)
+        print("  constants:", {k.name: entry[k.name] for k in [*memory_knobs(fitted), *TIME_KNOBS]})
         print("  efficiencies:", entry["efficiencies"])
         print("  uncertainty:", uncertainty)
     if args.write:
@@ -268,23 +305,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _report_rows(entry: dict[str, Any], results: list[Result]) -> None:
-    """`fitted_on`: per constant, the rows whose metrics it was fitted on."""
-    by_metric: dict[str, list[str]] = {}
-    for r in results:
-        by_metric.setdefault(r.case.metric, []).append(r.case.row_id)
+def _report_rows(entry: dict[str, Any], profile: EngineProfile, results: list[Result], catalog: Catalog) -> None:
+    """`fitted_on`: per constant, the trusted rows whose metrics it was fitted on."""
+    kept = trusted(results)
     fitted_on = {}
-    for knob in [*MEMORY_KNOBS, *TIME_KNOBS]:
-        ids = sorted({i for m in knob.metrics for i in by_metric.get(m, [])})
+    for knob in [*memory_knobs(profile), *TIME_KNOBS]:
+        ids = sorted({r.case.row_id for r in kept if r.case.metric in knob.metrics})
         if ids:
             fitted_on[knob.name] = ", ".join(ids)
-    for e in entry["efficiencies"]:
-        ids = sorted({i for m in TIME_METRICS for i in by_metric.get(m, [])})
-        if ids and e["architecture"] != "*":
-            fitted_on[f"efficiencies.{e['architecture']}"] = "the time rows on that generation among " + ", ".join(ids)
-    weights = by_metric.get(WEIGHTS, []) + by_metric.get(KV_FROM_BUDGET, [])
-    if weights:
-        fitted_on["(checked, not fitted)"] = "weights and KV-from-budget rows " + ", ".join(sorted(set(weights)))
+    for e in profile.efficiencies:
+        if e.architecture == ANY_ARCHITECTURE:
+            fitted_on["efficiencies.*"] = "the median of the generations fitted"
+            continue
+        ids = sorted(
+            {
+                r.case.row_id
+                for r in kept
+                if r.case.metric in TIME_METRICS and _architecture(r.case, catalog) == e.architecture
+            }
+        )
+        if ids:
+            fitted_on[f"efficiencies.{e.architecture}"] = ", ".join(ids)
+    checked = sorted({r.case.row_id for r in results if r.case.metric in (WEIGHTS, KV_FROM_BUDGET)})
+    if checked:
+        fitted_on["(checked, not fitted)"] = "weights and KV-from-budget rows " + ", ".join(checked)
     entry["fitted_on"] = fitted_on
 
 

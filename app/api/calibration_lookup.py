@@ -73,6 +73,7 @@ class CalibrationRecord:
     kv_precision: str
     engine: str
     engine_version: str | None
+    max_batched_tokens: int
     memory_efficiency: float | None
     compute_efficiency: float | None
     memory_overhead_gb: float | None
@@ -96,6 +97,7 @@ class CalibrationRecord:
             kv_precision=row.kv_precision,
             engine=row.engine,
             engine_version=row.engine_version,
+            max_batched_tokens=row.max_batched_tokens,
             memory_efficiency=row.memory_efficiency,
             compute_efficiency=row.compute_efficiency,
             memory_overhead_gb=row.memory_overhead_gb,
@@ -312,8 +314,10 @@ def apply(model_value: object, gpu_value: object, inputs: PlanInputs, usable: It
         used.append(name)
     if any(name in EFFICIENCIES for name in used):
         # The efficiencies were fitted on the roofline alone: the engine's own step overheads
-        # and kernel shares would count twice.
+        # and kernel shares would count twice; and at the step budget they were measured under.
         changes["engine_timing"] = False
+        if "max_batched_tokens" not in given:
+            changes["max_batched_tokens"] = record.max_batched_tokens
     warnings = []
     if nearest and used:
         warnings.append(

@@ -306,6 +306,8 @@ def cost() -> Response:
     gpus = gpus or 1
     result = cost_mod.cost(price, gpus, tokens_per_s or 0.0, data["hours_per_month"], data["utilization"])
     body = {
+        # The engine the tokens/s were derived under (none is needed for a given rate).
+        "engine": data["engine"] if basis != "given" else None,
         "price_per_gpu_hour_usd": price,
         "gpus": gpus,
         "tokens_per_s": tokens_per_s,

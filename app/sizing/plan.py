@@ -166,7 +166,8 @@ def resolve_defaults(inputs: PlanInputs, gpu: GpuSpec) -> PlanInputs:
         gpu_memory_utilization=_given(inputs.gpu_memory_utilization, engine.gpu_memory_utilization),
         memory_efficiency=_given(inputs.memory_efficiency, efficiency.memory),
         compute_efficiency=_given(inputs.compute_efficiency, efficiency.compute),
-        compute_precision=_given(inputs.compute_precision, ENGINE_COMPUTE_PRECISION),
+        # A calibration's efficiencies were fitted at the lab's bf16 compute.
+        compute_precision=_given(inputs.compute_precision, ENGINE_COMPUTE_PRECISION if inputs.engine_timing else None),
         max_batched_tokens=_given(inputs.max_batched_tokens, engine.default_max_batched_tokens(visible)),
         max_num_seqs=_given(inputs.max_num_seqs, engine.default_max_num_seqs(visible)),
     )
@@ -179,7 +180,8 @@ def _given(value: T | None, default: T) -> T:
 def _weights(model: ModelSpec, weight_precision: str, inputs: PlanInputs) -> tuple[float, dict[str, float] | None]:
     """The replica's weights: as given, else the real checkpoint's under an engine
     (16-bit embeddings and ignored layers, block scales), else params x bytes (the seeds')."""
-    if inputs.engine is None:
+    if inputs.engine is None or inputs.reserved_gb is not None:
+        # A given reserved_gb is the datasheet arithmetic a calibration measured against.
         total = memory.weights_bytes(model, weight_precision)
         return (total if inputs.weights_bytes is None else inputs.weights_bytes), None
     quantized = model.quantized_components if _same_format(model, weight_precision) else None
@@ -430,7 +432,8 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         tp,
         inputs.prompt_tokens,
         inputs.output_tokens,
-        weight_bytes_by_component=fitted.weights_by_component,
+        # A calibration's efficiencies were fitted on params x bytes: time the same bytes.
+        weight_bytes_by_component=fitted.weights_by_component if engine is not None else None,
         expert_parallel=inputs.expert_parallel or 1,
     )
     assert inputs.memory_efficiency is not None and inputs.compute_efficiency is not None

@@ -83,6 +83,8 @@ def expert_fraction(model: ModelSpec, tokens: float) -> float:
 class WeightRead:
     shared_bytes: float
     expert_bytes: float
+    # Mean tokens each touched expert computes this step (1 at decode of one sequence).
+    tokens_per_expert: float = 1.0
 
     @property
     def total(self) -> float:
@@ -94,17 +96,29 @@ def weights_read(work: Workload, tokens: float) -> WeightRead:
     experts it touches. Under an engine the checkpoint's real bytes, embeddings left out."""
     model = work.model
     fraction = expert_fraction(model, tokens)
+    per_expert = 1.0
+    if model.is_moe and fraction > 0:
+        assert model.experts and model.experts_per_token
+        per_expert = max(1.0, tokens * model.experts_per_token / (model.experts * fraction))
     components = work.weight_bytes_by_component
     if components is None:
         per_param = bytes_per_param(work.weight_precision)
         expert = (model.expert_params or 0) * fraction * per_param if model.is_moe else 0.0
-        return WeightRead(model.non_expert_params * per_param, expert)
+        return WeightRead(model.non_expert_params * per_param, expert, per_expert)
     shared = sum(v for k, v in components.items() if k not in ("experts", "embeddings"))
-    return WeightRead(shared, components.get("experts", 0.0) * fraction)
+    return WeightRead(shared, components.get("experts", 0.0) * fraction, per_expert)
+
+
+def grouped_gemm_efficiency(moe_memory_efficiency: float, tokens_per_expert: float) -> float:
+    """Share of `memory_efficiency` a grouped expert GEMM streams at: `moe_memory_efficiency`
+    when each expert sees one token (a per-expert fixed cost dominates), rising toward 1 as
+    that cost is shared by more tokens (prefill, large batches)."""
+    return moe_memory_efficiency + (1.0 - moe_memory_efficiency) * (1.0 - 1.0 / tokens_per_expert)
 
 
 def weights_memory_s(hw: Hardware, read: WeightRead, gpus: int) -> float:
-    return hw.memory_s(read.shared_bytes, gpus) + hw.memory_s(read.expert_bytes, gpus) / hw.moe_memory_efficiency
+    expert_efficiency = grouped_gemm_efficiency(hw.moe_memory_efficiency, read.tokens_per_expert)
+    return hw.memory_s(read.shared_bytes, gpus) + hw.memory_s(read.expert_bytes, gpus) / expert_efficiency
 
 
 def attention_flops_per_context_token(model: ModelSpec) -> float:

@@ -222,6 +222,21 @@ def test_throughput_for_the_calibrated_pair_uses_the_fitted_values(app: Flask, c
     assert answer["continuous_batching"]["time_per_token_ms"] == pytest.approx(points[3]["tpot_ms"], rel=0.01)
 
 
+def test_the_calibrated_plan_reproduces_its_measurement_under_the_default_engine_too(
+    app: Flask, client: FlaskClient
+) -> None:
+    points = tpot_points(app, 0.62)
+    calibrate(client, tensor_parallel=1, points=points)
+    answer = get(client, "/v1/throughput", **PAIR, **SHAPE, concurrency=64)
+    assert answer["engine"] == "vllm" and answer["basis"] == "calibrated"
+    # The engine's step overheads and checkpoint bytes give way to what the fit was made on.
+    assert answer["max_batched_tokens"] == 2048
+    assert answer["continuous_batching"]["time_per_token_ms"] == pytest.approx(points[3]["tpot_ms"], rel=0.01)
+    low, high = answer["uncertainty"]["time_per_token_ms"]
+    assert answer["uncertainty_basis"] == "calibration"
+    assert low <= answer["continuous_batching"]["time_per_token_ms"] <= high
+
+
 @pytest.mark.parametrize(
     "other",
     [

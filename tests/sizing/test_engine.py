@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from app.sizing import engine as eng
-from app.sizing import memory
+from app.sizing import memory, timing
 from app.sizing.parallelism import ep_all_to_all_s
 from app.sizing.plan import PlanInputs, plan_fit, plan_throughput
 from app.sizing.precision import compute_peak_tflops
@@ -157,3 +157,24 @@ def test_expert_parallel_adds_two_all_to_alls_per_moe_layer():
     assert ep_all_to_all_s(64, 2048, 48, 8, 1, 450, 10) == 0.0
     payload = 64 / 4 * 8 * 2048 * 2 * 3 / 4
     assert ep_all_to_all_s(64, 2048, 48, 8, 4, 450, 10) == pytest.approx(2 * 48 * (10e-6 + payload / 450e9))
+
+
+def test_grouped_expert_gemms_stream_slowly_at_one_token_per_expert_and_recover_with_more():
+    assert timing.grouped_gemm_efficiency(0.6, 1.0) == pytest.approx(0.6)
+    assert timing.grouped_gemm_efficiency(0.6, 8.0) == pytest.approx(0.6 + 0.4 * 7 / 8)
+    # Prefill of 128 tokens on 128 experts, top-8: every expert touched, 8 tokens each.
+    from .specs import QWEN3_30B_A3B
+
+    work = timing.Workload(QWEN3_30B_A3B, "bf16", "bf16", 1, 128, 128)
+    assert timing.weights_read(work, 128).tokens_per_expert == pytest.approx(8.0, rel=1e-3)
+    assert timing.weights_read(work, 1).tokens_per_expert == 1.0
+
+
+def test_uncertainty_is_widened_for_what_the_training_rows_lack():
+    spread = eng.Uncertainty(time_per_token=(0.8, 1.25), rows={"moe": 0}, unseen_widening=2.0)
+    engine = replace(VLLM, uncertainty=spread, efficiencies=(eng.KernelEfficiency("hopper", 0.8, 0.6),))
+    ranges, notes = eng.uncertainty_ranges(engine, {"time_per_token_ms": 10.0}, moe=False, architecture="hopper")
+    assert ranges["time_per_token_ms"] == pytest.approx([8.0, 12.5]) and notes == []
+    ranges, notes = eng.uncertainty_ranges(engine, {"time_per_token_ms": 10.0}, moe=True, architecture="ampere")
+    assert ranges["time_per_token_ms"] == pytest.approx([10 * 0.8**2, 10 * 1.25**2])
+    assert len(notes) == 2 and ranges["ttft_ms"] is None
