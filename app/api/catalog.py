@@ -290,11 +290,15 @@ def prepare_import(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
             f"the header holds {summary.params_total} parameters, the config implies {derived.params_total}: "
             "the header's exact count is stored"
         )
+    # Header dtypes, else the config's ignore lists; the notes say which (and any disagreement).
+    quantized_components, quantization_notes = hf_import.settle_quantized_components(derived, summary)
+    notes.extend(quantization_notes)
     hf_repo = data.get("hf_repo") or derived.hf_repo
     slug = data.get("slug") or _slug_from_repo(hf_repo)
     counted = "exact, from the safetensors header" if summary else "computed from the config fields"
     document = {
         **derived.catalog_fields(params_total),
+        "quantized_components": quantized_components,
         "hf_repo": hf_repo,
         "name": data.get("name") or (hf_repo.rsplit("/", 1)[-1] if hf_repo else slug) or "imported model",
         "source": data.get("source")

@@ -82,8 +82,17 @@ def engine_fields(plan: FitPlan) -> dict[str, Any]:
     }
 
 
-def uncertainty_fields(plan: FitPlan, predicted: dict[str, float | None], mape: float | None) -> dict[str, Any]:
-    """`uncertainty`: ranges from the engine's training residuals (or the calibration's)."""
+def uncertainty_fields(
+    plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
+) -> dict[str, Any]:
+    """`uncertainty`: ranges from the engine's training residuals (or the calibration's), and
+    which block of the answer's figures they bound."""
+    fields = _uncertainty(plan, predicted, mape)
+    fields["uncertainty_applies_to"] = None if fields["uncertainty"] is None else applies_to
+    return fields
+
+
+def _uncertainty(plan: FitPlan, predicted: dict[str, float | None], mape: float | None) -> dict[str, Any]:
     if mape is not None:
         return {"uncertainty": engine_mod.residual_ranges(predicted, mape), "uncertainty_basis": "calibration"}
     engine = plan.engine
@@ -180,9 +189,14 @@ def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> di
     }
 
 
-def throughput_predictions(plan: ThroughputPlan) -> dict[str, float | None]:
+CONTINUOUS_BATCHING = "continuous_batching"
+LAB = "lab"
+
+
+def throughput_predictions(plan: ThroughputPlan) -> tuple[dict[str, float | None], str]:
     """The figures error bars are given for: the continuously batched ones where the steady
-    state exists (what engines run), else the lab's."""
+    state exists (what engines run, and what the training rows were compared with), else the
+    lab's all-at-once figures."""
     point = plan.point
     steady = point.steady
     if steady is None:
@@ -191,19 +205,20 @@ def throughput_predictions(plan: ThroughputPlan) -> dict[str, float | None]:
             "ttft_ms": _ms(point.prefill.time_s),
             "tokens_per_s": point.concurrency / point.decode.time_s,
             "kv_capacity_tokens": plan.fit.result.kv_capacity_tokens,
-        }
+        }, LAB
     return {
         "time_per_token_ms": _ms(steady.time_per_token_s),
         "ttft_ms": _ms(steady.ttft_s),
         "tokens_per_s": steady.tokens_per_s,
         "kv_capacity_tokens": plan.fit.result.kv_capacity_tokens,
-    }
+    }, CONTINUOUS_BATCHING
 
 
 def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, mape: float | None) -> dict[str, Any]:
     point = plan.point
     budget = plan.fit.inputs.max_batched_tokens
     assert budget is not None
+    predicted, block = throughput_predictions(plan)
     d, p = point.decode, point.prefill
     decode_tokens_per_s = point.concurrency / d.time_s
     body = fit_body(plan.fit, model_label, gpu_label, point.concurrency)
@@ -243,7 +258,7 @@ def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, mape
             "sweep": [sweep_row(plan, s, budget) for s in plan.sweep],
             "basis": "datasheet",
             "leaves_out": LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,
-            **uncertainty_fields(plan.fit, throughput_predictions(plan), mape),
+            **uncertainty_fields(plan.fit, predicted, mape, applies_to=block),
             "warnings": plan.warnings,
         }
     )

@@ -6,20 +6,25 @@ to their own answers. Counts follow the modelling code of each family in transfo
 (every weight, bias and norm a checkpoint stores), with the catalog's conventions
 (catalog_seed/SCHEMA.md): `expert_params` is the routed experts only, `params_active`
 includes the embedding and the LM head, and a multimodal checkpoint counts its text decoder.
+`quantized_components` comes from the header's dtypes, else the quantization_config's ignore
+lists, and is stored only where it differs from the format's convention (see that section).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import math
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from app.sizing.memory import kv_bytes_per_token
+from app.sizing.memory import ATTENTION, COMPONENTS, DENSE_MLP, EMBEDDINGS, EXPERTS, LM_HEAD, kv_bytes_per_token
+from app.sizing.precision import UnknownPrecision, is_quantized, normalise, quantized_by_default
 from app.sizing.specs import ModelSpec
 
 SUPPORTED_FAMILIES = (
@@ -188,6 +193,20 @@ class DerivedModel:
     max_context: int | None = None
     hf_repo: str | None = None
     assumptions: tuple[str, ...] = ()
+    # MoE layers (routed experts) by index; every other layer has a dense MLP.
+    sparse_layers: tuple[int, ...] = ()
+    # What config.json's quantization_config ignore lists say (None: it names none).
+    quantization: ComponentReading | None = None
+
+    @property
+    def layout(self) -> ComponentLayout:
+        """The layers each linear component sits on, and whether an untied LM head exists."""
+        return ComponentLayout.build(
+            self.layers,
+            self.sparse_layers if self.experts else None,
+            bool(self.params.shared_experts),
+            lm_head=not self.tie_word_embeddings,
+        )
 
     @property
     def params_total(self) -> int:
@@ -251,6 +270,7 @@ class DerivedModel:
             "tie_word_embeddings": self.tie_word_embeddings,
             "native_precision": self.native_precision,
             "max_context": self.max_context,
+            "quantized_components": settle_quantized_components(self, None)[0],
         }
 
 
@@ -303,19 +323,72 @@ def _family(config: Mapping[str, Any]) -> str:
     return family
 
 
-def _native_precision(configs: list[Mapping[str, Any]], notes: list[str]) -> str | None:
-    """The checkpoint's weight format: a quantization_config wins over torch_dtype."""
-    for config in configs:
+def _quantization_config(configs: list[tuple[Mapping[str, Any], str]]) -> tuple[Mapping[str, Any] | None, str]:
+    """The first quantization_config of the configs, and its dotted field name."""
+    for config, prefix in configs:
         quant = config.get("quantization_config")
         if isinstance(quant, Mapping):
-            method = str(quant.get("quant_method", "")).lower()
-            bits = quant.get("bits")
-            if method in ("fp8", "mxfp4"):
-                return method
-            if method in ("gptq", "awq") and bits in (4, 8):
-                return "int4" if bits == 4 else "int8"
-            notes.append(f"quantization_config quant_method {method!r} not recognised: native_precision left null")
-            return None
+            return quant, f"{prefix}quantization_config"
+    return None, ""
+
+
+def _compressed_tensors_format(quant: Mapping[str, Any]) -> str | None:
+    """llm-compressor's weight scheme, when every config group agrees on one."""
+    groups = quant.get("config_groups")
+    found: set[str | None] = set()
+    for group in groups.values() if isinstance(groups, Mapping) else ():
+        weights = group.get("weights") if isinstance(group, Mapping) else None
+        if not isinstance(weights, Mapping):
+            continue
+        bits, kind, size = weights.get("num_bits"), weights.get("type"), weights.get("group_size")
+        layout = str(quant.get("format", "")).lower()
+        if (bits, kind) == (8, "float"):
+            found.add("fp8")
+        elif (bits, kind) == (8, "int"):
+            found.add("int8")
+        elif (bits, kind) == (4, "int"):
+            found.add("int4")
+        elif (bits, kind) == (4, "float") and (size == 16 or "nvfp4" in layout):
+            found.add("nvfp4")
+        elif (bits, kind) == (4, "float") and (size == 32 or "mxfp4" in layout):
+            found.add("mxfp4")
+        else:
+            found.add(None)
+    return found.pop() if len(found) == 1 else None
+
+
+def _modelopt_format(quant: Mapping[str, Any]) -> str | None:
+    """NVIDIA ModelOpt's quant_algo (at the top, or under `quantization` as hf_quant_config.json has it)."""
+    inner = quant.get("quantization")
+    algo = quant.get("quant_algo") or (inner.get("quant_algo") if isinstance(inner, Mapping) else None)
+    algo = str(algo or "").upper()
+    if "NVFP4" in algo:
+        return "nvfp4"
+    if algo.startswith("FP8"):
+        return "fp8"
+    if algo.startswith("W4A"):
+        return "int4"
+    return None
+
+
+def _native_precision(
+    quant: Mapping[str, Any] | None, configs: list[Mapping[str, Any]], notes: list[str]
+) -> str | None:
+    """The checkpoint's weight format: a quantization_config wins over torch_dtype."""
+    if quant is not None:
+        method = str(quant.get("quant_method", "")).lower()
+        bits = quant.get("bits")
+        if method in ("fp8", "mxfp4"):
+            return method
+        if method == "fbgemm_fp8":
+            return "fp8"  # Meta's row-wise FP8 (Llama 3.1 405B FP8)
+        if method in ("gptq", "awq") and bits in (4, 8):
+            return "int4" if bits == 4 else "int8"
+        found = {"compressed-tensors": _compressed_tensors_format, "modelopt": _modelopt_format}.get(method)
+        if found is not None and found(quant) is not None:
+            return found(quant)
+        notes.append(f"quantization_config quant_method {method!r} not recognised: native_precision left null")
+        return None
     for config in configs:
         # transformers >= 4.56 writes `dtype`; older configs `torch_dtype`.
         for key in ("torch_dtype", "dtype"):
@@ -462,6 +535,7 @@ def _qwen_moe(family: str, f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, An
         "shared_experts": 1 if shared_width else 0,
         "moe_intermediate_size": expert_width,
         "intermediate_size": width,
+        "sparse_layers": tuple(sparse),
     }
     return acc, moe
 
@@ -476,7 +550,13 @@ def _mixtral(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
     acc.router = s.layers * experts * s.hidden
     acc.norms = s.layers * 2 * s.hidden
     # Every layer is MoE: the config's intermediate_size is the expert width.
-    moe = {"experts": experts, "experts_per_token": top_k, "shared_experts": 0, "moe_intermediate_size": width}
+    moe = {
+        "experts": experts,
+        "experts_per_token": top_k,
+        "shared_experts": 0,
+        "moe_intermediate_size": width,
+        "sparse_layers": tuple(range(s.layers)),
+    }
     return acc, moe
 
 
@@ -497,7 +577,13 @@ def _gpt_oss(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
     acc.routed_experts = s.layers * experts * per_expert
     acc.router = s.layers * (experts * s.hidden + experts)  # linear with bias
     acc.norms = s.layers * 2 * s.hidden
-    moe = {"experts": experts, "experts_per_token": top_k, "shared_experts": 0, "moe_intermediate_size": width}
+    moe = {
+        "experts": experts,
+        "experts_per_token": top_k,
+        "shared_experts": 0,
+        "moe_intermediate_size": width,
+        "sparse_layers": tuple(range(s.layers)),
+    }
     return acc, moe
 
 
@@ -537,6 +623,7 @@ def _deepseek_v3(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any], dict[s
         "shared_experts": shared,
         "moe_intermediate_size": expert_width,
         "intermediate_size": width,
+        "sparse_layers": tuple(sparse),
     }
     mla = {"kv_lora_rank": kv_lora, "qk_rope_head_dim": rope, "head_dim": v_dim}
     return acc, moe, mla
@@ -606,6 +693,13 @@ def derive(config: Mapping[str, Any]) -> DerivedModel:
     )
     attention_kind = "mla" if mla else "mha" if s.kv_heads == s.heads else "gqa"
     experts = moe.get("experts")
+    configs = [(config, "")] + ([(text, prefix)] if text is not config else [])
+    quant, quant_field = _quantization_config(configs)
+    native = _native_precision(quant, [c for c, _ in configs], notes)
+    layout = ComponentLayout.build(
+        s.layers, moe.get("sparse_layers", ()) if experts else None, bool(acc.shared_experts), lm_head=not s.tied
+    )
+    quantization = read_quantization_config(quant, quant_field, layout) if quant is not None else None
     return DerivedModel(
         family=family,
         layers=s.layers,
@@ -626,10 +720,12 @@ def derive(config: Mapping[str, Any]) -> DerivedModel:
         experts_per_token=moe.get("experts_per_token"),
         shared_experts=moe.get("shared_experts") if experts else None,
         moe_intermediate_size=moe.get("moe_intermediate_size"),
-        native_precision=_native_precision([config, text] if text is not config else [config], notes),
+        native_precision=native,
         max_context=max_context,
         hf_repo=_hf_repo(config),
         assumptions=tuple(notes),
+        sparse_layers=moe.get("sparse_layers", ()),
+        quantization=quantization,
     )
 
 
@@ -672,6 +768,9 @@ class HeaderSummary:
     scale_bytes: int = 0
     excluded_params: dict[str, int] = field(default_factory=dict)
     shards: int = 1
+    # Weight matrices per component (memory.COMPONENTS) and layer (-1: none), as
+    # [stored in a quantized dtype, stored in 16/32 bits]; read by read_header_components.
+    component_weights: dict[str, dict[int, list[int]]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -750,6 +849,7 @@ def _add_header(summary: HeaderSummary, header: Any, where: str, seen: set[str],
             continue
         summary.params_total += elements
         summary.params_by_dtype[dtype] = summary.params_by_dtype.get(dtype, 0) + elements
+        _tally_component(summary, name, dtype, shape)
 
 
 def _excluded(name: str, layers: int | None) -> str | None:
@@ -849,3 +949,394 @@ def load_header_file(path: Path) -> Any:
             headers[shard] = _json(data, shard)
         return {**document, "headers": headers}
     return document
+
+
+# --------------------------------------------------------------------------- quantized components
+#
+# Which components (memory.COMPONENTS) a checkpoint's own weight format quantizes, read from
+# config.json's quantization_config ignore lists and, better, from the dtypes the safetensors
+# header stores each tensor in. Module names map to components by the names transformers
+# gives them (module_scope). A component counts as quantized unless the checkpoint keeps it
+# in 16 bits on every layer it has; layers kept in 16 bits in a quantized component are noted.
+#
+# The catalog stores the list only where it says something the format's convention does not
+# (precision.quantized_by_default over the linear components the model has): a list equal
+# to the convention is stored null, so null keeps meaning "the convention holds", and the
+# import notes say the list was read and agreed.
+
+LINEAR_COMPONENTS = (ATTENTION, DENSE_MLP, EXPERTS)
+# Where each format writes the modules it leaves unquantized: compressed-tensors /
+# llm-compressor `ignore`, transformers (fp8, fbgemm_fp8, mxfp4, AWQ) `modules_to_not_convert`,
+# bitsandbytes `llm_int8_skip_modules`, vLLM fp8 `ignored_layers`, ModelOpt `exclude_modules`.
+IGNORE_LIST_KEYS = ("ignore", "modules_to_not_convert", "llm_int8_skip_modules", "ignored_layers", "exclude_modules")
+MAX_IGNORE_ENTRIES = 100_000
+MAX_IGNORE_ENTRY_LENGTH = 1000
+MAX_LAYER_PATTERNS = 100  # distinct non-numeric layer parts an ignore list may use
+MAX_LAYER_PATTERN_LENGTH = 100
+
+# safetensors dtypes a quantized weight is stored in (packed int4 as I32/U8, MXFP4 blocks as U8).
+QUANTIZED_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "I8", "U8", "I32", "U32", "F4", "F6_E2M3", "F6_E3M2", "MXFP4"})
+KEPT_DTYPES = frozenset({"BF16", "F16", "F32", "F64"})
+# Quantization side tensors that are neither a weight nor a scale summarise_header sets apart.
+_AUX_SUFFIXES = ("qzeros", "g_idx", "weight_zero_point", "weight_shape", "weight_global_scale", "input_global_scale")
+
+_ATTENTION_TOKENS = frozenset(
+    {"self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "o_proj", "out_proj"}
+)
+_ATTENTION_PREFIXES = ("qkv", "kv_a", "kv_b", "q_a", "q_b")  # fused QKV, MLA's low-rank projections
+_MLP_PROJECTIONS = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "w1", "w2", "w3", "fc1", "fc2"})
+_MLP_BLOCKS = frozenset({"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe"})
+_ROUTER_TOKENS = frozenset({"gate", "router", "shared_expert_gate"})
+_EMBEDDING_TOKENS = frozenset({"embed_tokens", "wte", "word_embeddings", "embeddings"})
+_NOT_DECODER = ("vision", "visual", "multi_modal_projector", "mm_projector", "audio")
+_WRAPPERS = frozenset({"model", "language_model", "transformer", "layers"})
+_PARAM_TOKENS = frozenset(
+    {"weight", "bias", "qweight", "weight_packed", "scales", "weight_scale", "weight_scale_inv", "input_scale"}
+    | set(_AUX_SUFFIXES)
+)
+_WILDCARD = "\x01"  # `.*` of a regex, `*` of a glob
+_LAYERS_PIECE = re.compile(r"(?:^|[.\x01])layers\.([^.]*)")
+_TOKEN_SPLIT = re.compile(r"[^a-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class ComponentLayout:
+    """Where a model's components sit: the layer indices of each linear component it has
+    (attention, dense_mlp, experts; absent when it has none), and whether it has its own
+    LM head. `depth` is num_hidden_layers."""
+
+    layers: Mapping[str, frozenset[int]]
+    depth: int
+    lm_head: bool = True
+
+    @classmethod
+    def build(
+        cls, depth: int, sparse_layers: Iterable[int] | None, shared_experts: bool, *, lm_head: bool
+    ) -> ComponentLayout:
+        """`sparse_layers`: the MoE layers (None for a dense model). Shared experts count as
+        dense_mlp (memory.params_by_component), so with them every layer has a dense MLP."""
+        every = frozenset(range(depth))
+        sparse = frozenset(sparse_layers) if sparse_layers is not None else frozenset()
+        dense = every if shared_experts else every - sparse
+        found = {ATTENTION: every, DENSE_MLP: dense, EXPERTS: sparse}
+        return cls({name: on for name, on in found.items() if on}, depth, lm_head)
+
+
+@dataclass(frozen=True)
+class ModuleScope:
+    """What one module name or ignore-list pattern covers. `components` is None when the
+    name maps to no component the import knows; `layers` None means every layer (or a
+    module outside the layers); `guessed` marks a layer part that could not be read."""
+
+    components: frozenset[str] | None
+    layers: frozenset[int] | None = None
+    guessed: bool = False
+
+
+@dataclass(frozen=True)
+class ComponentReading:
+    """Which components a checkpoint stores quantized, as one source says, in
+    memory.COMPONENTS order; `kept` the ones it keeps in 16 bits throughout; `partial` the
+    quantized ones some layers of which stay in 16 bits."""
+
+    quantized: tuple[str, ...]
+    source: str
+    kept: tuple[str, ...] = ()
+    partial: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def _normalise_entry(entry: str) -> tuple[str, bool]:
+    r"""(text with wildcards as _WILDCARD and `\.` as `.`, whether it was a `re:` regex)."""
+    text = entry.strip()
+    regex = text.startswith("re:")
+    if regex:
+        text = text[3:].strip().removeprefix("^").removesuffix("$")
+        text = text.replace("\\.", "\0")
+        text = re.sub(r"\.[*+]\??", _WILDCARD, text)
+        text = text.replace("\0", ".")
+    else:
+        text = text.replace("*", _WILDCARD)
+    return text, regex
+
+
+def _tokens(text: str) -> list[str]:
+    """Identifier pieces of a module name, parameter suffixes of gpt-oss's fused tensors cut."""
+    out = []
+    for token in _TOKEN_SPLIT.split(text.lower()):
+        for suffix in ("_blocks", "_scales", "_bias"):
+            token = token.removesuffix(suffix)
+        if token:
+            out.append(token)
+    return out
+
+
+def _components_named(tokens: list[str]) -> frozenset[str] | None:
+    """The component a module path (below the layer index) names; frozenset() for a module
+    that is none (norm, router, vision tower); None when the name is not recognised."""
+    named = [t for t in tokens if t not in _PARAM_TOKENS]
+    if not named:
+        return None
+    if any(t.startswith(_NOT_DECODER) for t in named):
+        return frozenset()
+    if "lm_head" in named:
+        return frozenset({LM_HEAD})
+    if any(t in _EMBEDDING_TOKENS for t in named):
+        return frozenset({EMBEDDINGS})
+    last = named[-1]
+    if "norm" in last or last in _ROUTER_TOKENS or "router" in last:
+        return frozenset()
+    if any(t.startswith("shared_expert") for t in named):
+        return frozenset({DENSE_MLP})
+    if "experts" in named:
+        return frozenset({EXPERTS})
+    if any(t in _ATTENTION_TOKENS or t.startswith(_ATTENTION_PREFIXES) for t in named):
+        return frozenset({ATTENTION})
+    for index, token in enumerate(named):
+        if token in _MLP_PROJECTIONS:
+            # `mlp.down_proj` is the dense MLP's; a bare `down_proj` pattern hits the experts' too.
+            inside_mlp = index > 0 and named[index - 1] in _MLP_BLOCKS
+            return frozenset({DENSE_MLP}) if inside_mlp else frozenset({DENSE_MLP, EXPERTS})
+    if last in _MLP_BLOCKS:
+        return frozenset({DENSE_MLP, EXPERTS})  # the whole MLP block, experts included
+    return None
+
+
+def _layers_matching(
+    piece: str, regex: bool, depth: int, cache: dict[tuple[str, bool], frozenset[int] | None]
+) -> frozenset[int] | None:
+    """Layer indices the layer part of a name covers; None when it cannot be read."""
+    if piece.isdigit():
+        return frozenset({int(piece)})
+    key = (piece, regex)
+    if key not in cache:
+        glob = piece.replace(_WILDCARD, "*")
+        found: frozenset[int] | None
+        if glob == "*":
+            found = frozenset(range(depth))
+        elif len(piece) > MAX_LAYER_PATTERN_LENGTH:
+            found = None
+        elif not regex and not any(mark in glob for mark in "\\(|+{"):
+            found = frozenset(i for i in range(depth) if fnmatch.fnmatchcase(str(i), glob))
+        else:
+            # Only layer numbers (at most 5 digits) are matched: a pattern cannot run long.
+            try:
+                compiled = re.compile(piece.replace(_WILDCARD, ".*"))
+            except re.error:
+                found = None
+            else:
+                found = frozenset(i for i in range(depth) if compiled.fullmatch(str(i)))
+        cache[key] = found
+    return cache[key]
+
+
+def module_scope(
+    name: str, depth: int, cache: dict[tuple[str, bool], frozenset[int] | None] | None = None
+) -> ModuleScope:
+    """What a module name, glob (`model.layers.*.self_attn`) or `re:` regex of an ignore list
+    covers, over a model of `depth` layers.
+
+    `model.layers.0` is every component of layer 0; `*` and `re:.*` everything; names with
+    self_attn/attn/attention or q/k/v/o_proj, qkv, kv_a/kv_b, q_a/q_b are attention;
+    `experts` the routed experts; mlp and gate/up/down_proj dense_mlp (a bare projection
+    pattern, or the whole `mlp` block, the experts too); shared experts dense_mlp;
+    embed_tokens/wte embeddings; lm_head itself. Routers and norms are no component."""
+    text, regex = _normalise_entry(name)
+    match = _LAYERS_PIECE.search(text)
+    layers: frozenset[int] | None = None
+    guessed = False
+    rest = text
+    if match:
+        layers = _layers_matching(match.group(1), regex, depth, {} if cache is None else cache)
+        guessed = layers is None
+        rest = text[match.end() :]
+    tokens = _tokens(rest)
+    if all(t in _WRAPPERS for t in tokens):
+        # A whole layer (`model.layers.0`), every layer (`model.layers`), or everything (`*`).
+        whole_layers = bool(match) or "layers" in tokens
+        return ModuleScope(frozenset(LINEAR_COMPONENTS if whole_layers else COMPONENTS), layers, guessed)
+    return ModuleScope(_components_named(tokens), layers, guessed)
+
+
+def tensor_component(name: str) -> str | None:
+    """The component a safetensors tensor belongs to (`model.layers.3.mlp.experts.down_proj_blocks`
+    -> experts), or None (norms, routers, sinks, vision tower)."""
+    components = module_scope(name, 0).components
+    return next(iter(components)) if components is not None and len(components) == 1 else None
+
+
+def _tally_component(summary: HeaderSummary, name: str, dtype: str, shape: tuple[int, ...]) -> None:
+    """Count one weight matrix towards its component: quantized dtype or 16/32-bit."""
+    if len(shape) < 2 or name.endswith(_AUX_SUFFIXES) or name.endswith(("bias", "_bias")):
+        return
+    if dtype in QUANTIZED_DTYPES:
+        slot = 0
+    elif dtype in KEPT_DTYPES:
+        slot = 1
+    else:
+        return
+    component = tensor_component(name)
+    if component is None:
+        return
+    match = _LAYER_INDEX.search(name)
+    layer = int(match.group(1)) if match else -1
+    summary.component_weights.setdefault(component, {}).setdefault(layer, [0, 0])[slot] += 1
+
+
+def _ranges(layers: Iterable[int], limit: int = 12) -> str:
+    """0, 2-5, 125: layer indices as runs."""
+    runs = []
+    for _, group in groupby(enumerate(sorted(layers)), lambda pair: pair[1] - pair[0]):
+        run = [value for _, value in group]
+        runs.append(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}")
+    return ", ".join(runs[:limit]) + (", …" if len(runs) > limit else "")
+
+
+def _listed(entries: list[str], limit: int = 3) -> str:
+    shown = [repr(e if len(e) <= 60 else e[:57] + "...") for e in entries[:limit]]
+    return ", ".join(shown) + (f" and {len(entries) - limit} more" if len(entries) > limit else "")
+
+
+def read_ignore_list(entries: Iterable[str], layout: ComponentLayout, source: str, field: str = "") -> ComponentReading:
+    """The linear components a checkpoint quantizes, by its ignore list: those the list does
+    not cover on every layer they sit on. Embeddings and the LM head are never reported as
+    quantized from a list (the formats keep them in 16 bits by convention)."""
+    kept: dict[str, set[int]] = {name: set() for name in COMPONENTS}
+    unread: list[str] = []
+    guessed: list[str] = []
+    cache: dict[tuple[str, bool], frozenset[int] | None] = {}
+    for entry in entries:
+        scope = module_scope(entry, layout.depth, cache)
+        if len(cache) > MAX_LAYER_PATTERNS:
+            raise HFConfigError(field, f"more than {MAX_LAYER_PATTERNS} distinct layer patterns")
+        if scope.components is None:
+            unread.append(entry)
+            continue
+        if scope.guessed:
+            guessed.append(entry)
+        for name in scope.components:
+            on = layout.layers.get(name)
+            if on is not None:
+                kept[name] |= on if scope.layers is None else scope.layers & on
+            elif name == EMBEDDINGS or (name == LM_HEAD and layout.lm_head):
+                kept[name].add(-1)
+    quantized = tuple(name for name in LINEAR_COMPONENTS if name in layout.layers and kept[name] < layout.layers[name])
+    partial = {name: tuple(sorted(kept[name])) for name in quantized if kept[name]}
+    notes = []
+    if unread:
+        notes.append(f"{source}: {_listed(unread)} name{'s' if len(unread) == 1 else ''} no component: not counted")
+    if guessed:
+        notes.append(f"{source}: the layer part of {_listed(guessed)} could not be read: taken as every layer")
+    held = tuple(name for name in COMPONENTS if kept[name] and name not in quantized)
+    return ComponentReading(quantized, source, held, partial, tuple(notes))
+
+
+def read_quantization_config(quant: Mapping[str, Any], where: str, layout: ComponentLayout) -> ComponentReading | None:
+    """What a quantization_config's ignore lists say (None: it has none). `where` is its
+    dotted field name; a list that is not a list of strings is an HFConfigError."""
+    entries: list[str] = []
+    read: list[str] = []
+    inner = quant.get("quantization")
+    holders = [(quant, where)] + ([(inner, f"{where}.quantization")] if isinstance(inner, Mapping) else [])
+    for holder, prefix in holders:
+        for key in IGNORE_LIST_KEYS:
+            value = holder.get(key)
+            if value is None:
+                continue
+            name = f"{prefix}.{key}"
+            if (
+                not isinstance(value, list)
+                or len(value) > MAX_IGNORE_ENTRIES
+                or not all(isinstance(v, str) and len(v) <= MAX_IGNORE_ENTRY_LENGTH for v in value)
+            ):
+                raise HFConfigError(
+                    name,
+                    f"must be a list of at most {MAX_IGNORE_ENTRIES} module names or patterns "
+                    f"of at most {MAX_IGNORE_ENTRY_LENGTH} characters",
+                )
+            read.append(name)
+            entries.extend(value)
+    if not read:
+        return None
+    return read_ignore_list(entries, layout, "config.json " + " and ".join(read), field=read[0])
+
+
+def read_header_components(summary: HeaderSummary, layout: ComponentLayout) -> ComponentReading | None:
+    """The components whose weight matrices the header stores in a quantized dtype (None:
+    it holds no weight the import can place). A layer of a component counts as quantized
+    when at least half its matrices are; the component when any layer is."""
+    if not summary.component_weights:
+        return None
+    quantized: list[str] = []
+    kept: list[str] = []
+    partial: dict[str, tuple[int, ...]] = {}
+    for name in COMPONENTS:
+        by_layer = summary.component_weights.get(name)
+        if not by_layer:
+            continue
+        narrow = {layer for layer, (q, k) in by_layer.items() if q and q >= k}
+        if not narrow:
+            kept.append(name)
+            continue
+        quantized.append(name)
+        wide = sorted(layer for layer in by_layer if layer not in narrow and layer >= 0)
+        if wide:
+            partial[name] = tuple(wide)
+    return ComponentReading(tuple(quantized), "the safetensors header's dtypes", tuple(kept), partial)
+
+
+def _format(native: str | None) -> str | None:
+    try:
+        return normalise(native) if native is not None else None
+    except UnknownPrecision:
+        return None
+
+
+def settle_quantized_components(
+    derived: DerivedModel, summary: HeaderSummary | None
+) -> tuple[list[str] | None, list[str]]:
+    """(quantized_components to store, notes saying where it came from).
+
+    The header's dtypes beat the config's ignore lists (a note says when they disagree). The
+    list is stored only where it differs from the format's convention; null when it agrees,
+    when nothing says (no list, no header) or when the format is unknown or not quantized."""
+    layout = derived.layout
+    config = derived.quantization
+    header = read_header_components(summary, layout) if summary is not None else None
+    chosen = header or config
+    notes = list(config.notes) if config is not None else []
+    if chosen is None:
+        return None, notes
+    fmt = _format(derived.native_precision)
+    if fmt is None or not is_quantized(fmt):
+        if header is not None and header.quantized and fmt is not None:
+            notes.append(
+                f"the safetensors header stores {', '.join(header.quantized)} in a quantized dtype, but "
+                f"native_precision is {fmt}: quantized_components left null"
+            )
+        elif fmt is None:
+            notes.append(f"{chosen.source} read, but the weight format is unknown: quantized_components left null")
+        return None, notes
+    convention = tuple(name for name in quantized_by_default(fmt) if name in layout.layers)
+    value = None if set(chosen.quantized) == set(convention) else list(chosen.quantized)
+    kept = f"; {', '.join(chosen.kept)} kept in 16 bits" if chosen.kept else ""
+    if value is None:
+        notes.append(
+            f"quantized_components null (the {fmt} convention, {', '.join(convention) or 'none'}): "
+            f"{chosen.source} agree{'' if chosen is header else 's'}{kept}"
+        )
+    else:
+        notes.append(
+            f"quantized_components {', '.join(value) or 'none'}: from {chosen.source}{kept} "
+            f"(the {fmt} convention would be {', '.join(convention) or 'none'})"
+        )
+    where = "the safetensors header" if chosen is header else "the ignore list"
+    for name, layers in chosen.partial.items():
+        plural = "s" if len(layers) > 1 else ""
+        notes.append(f"{name} counted as quantized, but {where} keeps layer{plural} {_ranges(layers)} in 16 bits")
+    if header is not None and config is not None and set(header.quantized) != set(config.quantized):
+        notes.append(
+            f"the safetensors header quantizes {', '.join(header.quantized) or 'nothing'}, {config.source} "
+            f"implies {', '.join(config.quantized) or 'nothing'}: the header's dtypes are used"
+        )
+    return value, notes

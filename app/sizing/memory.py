@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .precision import (
     KEPT_PRECISION,
@@ -206,6 +207,13 @@ def params_by_component(model: ModelSpec) -> dict[str, float]:
 def checkpoint_weights_by_component(
     model: ModelSpec, weight_precision: str, quantized: tuple[str, ...] | None = None
 ) -> dict[str, float]:
+    return dict(_checkpoint_weights(model, weight_precision, quantized))
+
+
+@lru_cache(maxsize=1024)
+def _checkpoint_weights(
+    model: ModelSpec, weight_precision: str, quantized: tuple[str, ...] | None
+) -> tuple[tuple[str, float], ...]:
     """Bytes per component as a checkpoint in `weight_precision` stores them: the quantized
     components in that format with its block scales, the rest in bf16 (the format's
     convention unless the checkpoint names its own, e.g. Meta's FP8 405B keeps attention in
@@ -213,9 +221,9 @@ def checkpoint_weights_by_component(
     params = params_by_component(model)
     if not is_quantized(weight_precision):
         per_param = bytes_per_param(weight_precision)
-        return {name: count * per_param for name, count in params.items()}
+        return tuple((name, count * per_param) for name, count in params.items())
     if quantized is None:
         quantized = quantized_by_default(weight_precision)
     quantized_bytes = bytes_per_param(weight_precision) + scale_bytes_per_param(weight_precision)
     kept = bytes_per_param(KEPT_PRECISION)
-    return {name: count * (quantized_bytes if name in quantized else kept) for name, count in params.items()}
+    return tuple((name, count * (quantized_bytes if name in quantized else kept)) for name, count in params.items())

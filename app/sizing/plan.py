@@ -286,8 +286,15 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
             f"{inputs.gpu_memory_utilization} on {target.gpu.name}",
         )
     valid = valid_tensor_parallel(model, target.gpu.gpus_per_node)
-    fits = {tp: _fit_on(model, target.gpu, tp, choice.weight_precision, kv_precision, inputs) for tp in valid}
-    min_gpus = next((tp for tp in valid if fits[tp][0].fits), None)
+    fits: dict[int, tuple[memory.FitResult, engine_mod.Reservations | None, dict[str, float] | None]] = {}
+
+    def fit_on(tp: int) -> memory.FitResult:
+        # Computed on demand: a ranking asks for one size at a time, most of them small.
+        if tp not in fits:
+            fits[tp] = _fit_on(model, target.gpu, tp, choice.weight_precision, kv_precision, inputs)
+        return fits[tp][0]
+
+    min_gpus = next((tp for tp in valid if fit_on(tp).fits), None)
     if inputs.tensor_parallel is not None:
         if inputs.tensor_parallel not in valid:
             raise SizingError(
@@ -301,9 +308,10 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     else:
         # The smallest group that holds the requested concurrency, else the weights alone,
         # else the largest group (and the answer says it does not fit).
-        tp = min_gpus or next((t for t in valid if fits[t][0].fits_weights), valid[-1])
+        tp = min_gpus or next((t for t in valid if fit_on(t).fits_weights), valid[-1])
     _check_expert_parallel(model, inputs.expert_parallel, tp)
     warnings = list(choice.warnings)
+    fit_on(tp)
     result, reserved, components = fits[tp]
     if not result.fits_weights:
         warnings.append(
@@ -411,6 +419,15 @@ class TimingSetup:
     price_per_gpu_hour_usd: float | None
 
 
+def _streamed(components: dict[str, float] | None) -> tuple[float, float] | None:
+    """What a step streams of the checkpoint: the dense part, and all the experts."""
+    if components is None:
+        return None
+    experts = components.get(memory.EXPERTS, 0.0)
+    dense = sum(v for k, v in components.items() if k not in (memory.EXPERTS, memory.EMBEDDINGS))
+    return dense, experts
+
+
 def prepare_timing(fitted: FitPlan) -> TimingSetup:
     """Refuses (naming the field) when the GPU lacks a figure the timing needs."""
     inputs = fitted.inputs
@@ -433,7 +450,7 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         inputs.prompt_tokens,
         inputs.output_tokens,
         # A calibration's efficiencies were fitted on params x bytes: time the same bytes.
-        weight_bytes_by_component=fitted.weights_by_component if engine is not None else None,
+        streamed_weight_bytes=_streamed(fitted.weights_by_component) if engine is not None else None,
         expert_parallel=inputs.expert_parallel or 1,
     )
     assert inputs.memory_efficiency is not None and inputs.compute_efficiency is not None

@@ -9,6 +9,7 @@ the card lacks is allowed but warned: the math is converted up, so compute gains
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from .specs import GpuSpec, ModelSpec
 
@@ -86,6 +87,7 @@ class UnknownPrecision(ValueError):
     """A precision name that is not in the table."""
 
 
+@lru_cache(maxsize=256)
 def normalise(name: str) -> str:
     key = name.strip().lower()
     key = ALIASES.get(key, key)
@@ -94,6 +96,7 @@ def normalise(name: str) -> str:
     return key
 
 
+@lru_cache(maxsize=256)
 def bytes_per_param(name: str) -> float:
     return PRECISIONS[normalise(name)].bytes_per_param
 

@@ -31,9 +31,10 @@ class Workload:
     tp: int
     prompt_tokens: int
     output_tokens: int
-    # Under an engine, the checkpoint's bytes per component (memory.COMPONENTS): a step
-    # reads these rather than params x bytes (embeddings are looked up, not streamed).
-    weight_bytes_by_component: dict[str, float] | None = None
+    # Under an engine, the checkpoint's bytes a step streams (memory.COMPONENTS but the
+    # embeddings, which are looked up, not streamed), dense part and all experts; None:
+    # params x bytes (the seeds').
+    streamed_weight_bytes: tuple[float, float] | None = None
     expert_parallel: int = 1
 
 
@@ -100,13 +101,12 @@ def weights_read(work: Workload, tokens: float) -> WeightRead:
     if model.is_moe and fraction > 0:
         assert model.experts and model.experts_per_token
         per_expert = max(1.0, tokens * model.experts_per_token / (model.experts * fraction))
-    components = work.weight_bytes_by_component
-    if components is None:
+    if work.streamed_weight_bytes is None:
         per_param = bytes_per_param(work.weight_precision)
         expert = (model.expert_params or 0) * fraction * per_param if model.is_moe else 0.0
         return WeightRead(model.non_expert_params * per_param, expert, per_expert)
-    shared = sum(v for k, v in components.items() if k not in ("experts", "embeddings"))
-    return WeightRead(shared, components.get("experts", 0.0) * fraction, per_expert)
+    shared, experts = work.streamed_weight_bytes
+    return WeightRead(shared, experts * fraction, per_expert)
 
 
 def grouped_gemm_efficiency(moe_memory_efficiency: float, tokens_per_expert: float) -> float:

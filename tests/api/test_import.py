@@ -17,6 +17,7 @@ from tests.catalog.safetensors_headers import (
     TINY_LLAMA,
     dense_header,
     gpt_oss_header,
+    requantized,
     write_safetensors,
 )
 from tests.support import seeded_app
@@ -299,3 +300,71 @@ def test_the_cli_refuses_a_file_that_is_not_json(app: Flask, tmp_path: Path) -> 
     config_path.write_text("{not json")
     result = app.test_cli_runner().invoke(args=["import-model", str(config_path), "--dry-run"])
     assert result.exit_code != 0 and "config" in result.output
+
+
+# --------------------------------------------------------------------------- quantized components
+
+
+def fp8_ignoring(ignore: list[str]) -> dict[str, Any]:
+    """An llm-compressor FP8 (W8A8) quantization_config with this ignore list."""
+    weights = {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True}
+    return {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights}},
+        "ignore": ignore,
+    }
+
+
+def test_an_ignore_list_is_stored_as_quantized_components_and_read_back(client: FlaskClient) -> None:
+    config = {**TINY_LLAMA, "quantization_config": fp8_ignoring(["lm_head", "re:.*self_attn.*"])}
+    response = post_import(client, {"config": config, "slug": "tiny-fp8-attention-bf16"})
+    assert response.status_code == 201, response.get_data(as_text=True)
+    body = response.get_json()
+    assert (body["model"]["native_precision"], body["model"]["quantized_components"]) == ("fp8", ["dense_mlp"])
+    source = "quantized_components dense_mlp: from config.json quantization_config.ignore"
+    assert any(note.startswith(source) for note in body["derivation"]["assumptions"])
+    stored = client.get("/v1/models/tiny-fp8-attention-bf16").get_json()
+    assert stored["quantized_components"] == ["dense_mlp"]
+    assert source in stored["notes"]
+    # Planning under an engine weighs the attention in bf16, the MLP in fp8.
+    fit = client.get(
+        "/v1/fit",
+        query_string={
+            "model": "tiny-fp8-attention-bf16",
+            "gpu": "h100-sxm",
+            "engine": "vllm",
+            "weight_precision": "fp8",
+        },
+    )
+    assert fit.status_code == 200, fit.get_data(as_text=True)
+    components = fit.get_json()["weights_by_component_bytes"]
+    h, heads, kv, layers, width = 64, 8, 2, 2, 176
+    attention = layers * h * (2 * heads * (h // heads) + 2 * kv * (h // heads))
+    assert components["attention"] == 2 * attention
+    assert components["dense_mlp"] < 1.01 * layers * 3 * h * width
+
+
+def test_an_ignore_list_that_matches_the_convention_is_stored_null_and_says_so(client: FlaskClient) -> None:
+    config = {**TINY_LLAMA, "quantization_config": fp8_ignoring(["lm_head"])}
+    body = post_import(client, {"config": config, "slug": "x", "dry_run": True}).get_json()
+    assert body["model"]["quantized_components"] is None
+    assert any("null (the fp8 convention" in note for note in body["derivation"]["assumptions"])
+
+
+def test_the_header_dtypes_beat_the_ignore_list(client: FlaskClient) -> None:
+    config = {**TINY_LLAMA, "quantization_config": fp8_ignoring(["lm_head"])}
+    header = requantized(dense_header(TINY_LLAMA), "F8_E4M3", lambda name: ".mlp." in name)
+    body = post_import(client, {"config": config, "slug": "x", "dry_run": True, "safetensors_header": header})
+    assert body.status_code == 200, body.get_data(as_text=True)
+    answer = body.get_json()
+    assert answer["model"]["quantized_components"] == ["dense_mlp"]
+    assert any("from the safetensors header's dtypes" in note for note in answer["derivation"]["assumptions"])
+    assert any("the header's dtypes are used" in note for note in answer["derivation"]["assumptions"])
+
+
+def test_a_malformed_ignore_list_is_422_naming_it(client: FlaskClient) -> None:
+    config = {**TINY_LLAMA, "quantization_config": fp8_ignoring("lm_head")}  # type: ignore[arg-type]
+    response = post_import(client, {"config": config, "slug": "x"})
+    assert response.status_code == 422
+    assert "config.quantization_config.ignore" in response.get_json()["errors"]

@@ -4,6 +4,8 @@ gunicorn serving a freshly migrated and seeded SQLite catalog.
 Replays the seed lab's batching walk-through (seed 000): Llama 3.1 8B on one H100 with
 256-token prompts and 64-token answers, concurrency moved from 1 to 64 by keyboard reads
 ≈6.9 → ≈7.9 ms per token and the crossover at ≈411; at 2,048/512 the crossover is gone.
+The lab starts on `engine=ideal` (the seeds' arithmetic); an engine's figures and ranges are
+checked against the API's own answer, since engine profiles are refitted as data arrives.
 
 Chromium comes from Debian (`make test` installs it); no browser is ever downloaded. Where
 it is missing the tests skip, except in CI (CI=true), where they fail.
@@ -23,6 +25,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -288,6 +291,7 @@ CONTROLS_IN_TAB_ORDER = [
     "output_tokens",
     "concurrency_value",
     "concurrency",
+    "engine",
     "memory_efficiency",
     "compute_efficiency",
     "price_per_gpu_hour_usd",
@@ -335,8 +339,9 @@ def test_keyboard_reaches_every_control_in_order_with_a_visible_focus(page: Page
         "model=qwen3-30b-a3b&gpu=a100-sxm-80gb&mig_profile=1g.10gb%2Bme&concurrency=32",
         "model=llama-3.1-8b&gpu=h100-sxm&concurrency=100000&prompt_tokens=131072",
         "model=llama-3.1-8b&gpu=h100-sxm&tensor_parallel=3&prompt_tokens=0",
+        "model=llama-3.1-8b&gpu=h100-sxm&engine=trtllm&concurrency=64",
     ],
-    ids=["defaults", "weights-do-not-fit", "mig-slice", "huge", "errors"],
+    ids=["defaults", "weights-do-not-fit", "mig-slice", "huge", "errors", "engine"],
 )
 def test_no_horizontal_scrolling_at_1280x800(page: Page, server: str, query: str) -> None:
     page.goto(f"{server}/lab?{query}")
@@ -363,3 +368,175 @@ def test_api_errors_show_their_detail_and_the_valid_gpu_counts(page: Page, serve
     rendered(page, status="error")
     assert "404" in page.locator("#error").inner_text()
     assert "no-such-model" in page.locator("#error").inner_text()
+
+
+# --- serving engines --------------------------------------------------------------------------
+
+
+SEED_VIEW = "model=llama-3.1-8b&gpu=h100-sxm&prompt_tokens=256&output_tokens=64&concurrency=64"
+RANGES = ["#time_per_token_ms_range", "#ttft_range", "#tokens_per_s_range", "#kv_capacity_tokens_range"]
+
+
+def api(server: str, path: str, query: str = "") -> Any:
+    """The service's own answer, as the page would get it."""
+    with urllib.request.urlopen(f"{server}/v1/{path}?{query}", timeout=30) as response:
+        return json.load(response)
+
+
+def page_query(page: Page) -> str:
+    query: str = page.evaluate("location.search.slice(1)")
+    return query
+
+
+def numbers(page: Page, selector: str) -> list[float]:
+    """Every number shown in an element: "range 10.8–17.9 ms" -> [10.8, 17.9]."""
+    text = page.locator(selector).text_content() or ""
+    return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", text)]
+
+
+def shows_share(page: Page, selector: str, share: float) -> bool:
+    """An output shows `share` as a percentage (to the tenth of a percent it is written with)."""
+    return abs(number(page, selector) - share * 100) <= 0.051
+
+
+def test_switching_the_engine_changes_the_figures_and_ideal_restores_the_seed(page: Page, server: str) -> None:
+    planning: list[str] = []
+    page.on("request", lambda r: planning.append(r.url) if re.search(r"/v1/(throughput|fit)\?", r.url) else None)
+    page.goto(f"{server}/lab?{SEED_VIEW}")
+    rendered(page)
+
+    # The seeds' arithmetic by default, and the engines the API lists after it.
+    engine = page.locator("#engine")
+    assert engine.input_value() == "ideal"
+    assert page.locator("label[for=engine]").inner_text() == "Serving engine"
+    listed = [item["name"] for item in api(server, "engines")["items"]]
+    assert "vllm" in listed
+    assert engine.locator("option").evaluate_all("os => os.map((o) => o.value)") == ["ideal", *listed]
+    assert engine.locator("option[value=ideal]").inner_text() == "ideal (seed arithmetic)"
+    assert parse_qs(page_query(page))["engine"] == ["ideal"]
+    seed_text = page.locator("#time_per_token_ms").inner_text()
+    assert near(number(page, "#time_per_token_ms"), 7.9), seed_text
+    for selector in RANGES:
+        assert page.locator(selector).is_hidden(), selector
+    assert "no error bars" in page.locator("#uncertainty-note").inner_text()
+
+    page.select_option("#engine", "vllm")
+    rendered(page)
+    query = page_query(page)
+    params = parse_qs(query)
+    assert params["engine"] == ["vllm"]
+    # vLLM's fitted efficiencies stand: the seeds' 0.7 and 0.5 are not sent behind its back.
+    assert "memory_efficiency" not in params and "compute_efficiency" not in params
+    body = api(server, "throughput", query)
+    assert body["engine"] == "vllm" and body["uncertainty"], body.get("uncertainty_basis")
+    vllm_text = page.locator("#time_per_token_ms").inner_text()
+    assert vllm_text != seed_text
+    assert near(number(page, "#time_per_token_ms"), body["time_per_token_ms"])
+
+    # Its ranges, beside the figures they bound, and what they are.
+    tpot_range = page.locator("#time_per_token_ms_range")
+    assert tpot_range.is_visible()
+    assert re.fullmatch(r"range [\d.,]+–\s*to\s*[\d.,]+ ms", (tpot_range.inner_text() or "").replace("\n", " "))
+    low, high = numbers(page, "#time_per_token_ms_range")
+    assert near(low, body["uncertainty"]["time_per_token_ms"][0]), (low, body["uncertainty"])
+    assert near(high, body["uncertainty"]["time_per_token_ms"][1]), (high, body["uncertainty"])
+    for selector in RANGES:
+        assert page.locator(selector).is_visible(), selector
+    low, high = numbers(page, "#kv_capacity_tokens_range")
+    kv_low, kv_high = body["uncertainty"]["kv_capacity_tokens"]
+    assert near(low, kv_low) and near(high, kv_high), (low, high, kv_low, kv_high)
+    assert body["uncertainty_basis"] in page.locator("#uncertainty-note").inner_text()
+    assert "milliseconds per token (range" in (page.locator("#summary").text_content() or "")
+
+    # The sliders show the efficiencies vLLM answered with, marked as its own.
+    for field in ("memory_efficiency", "compute_efficiency"):
+        assert shows_share(page, f"#{field}_out", body[field]), (field, body[field])
+        assert page.locator(f"#{field}_out").get_attribute("data-source") == "engine"
+        assert "fitted" in (page.locator(f"#{field}").get_attribute("aria-valuetext") or "")
+    assert "vLLM" in page.locator("#engine-hint").inner_text()
+    assert "vLLM" in page.locator("#efficiency-source").inner_text()
+    no_horizontal_scroll(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "lab-vllm.png"), full_page=True)
+
+    # The link keeps the engine.
+    again = page.context.new_page()
+    try:
+        again.goto(page.url)
+        rendered(again)
+        assert again.locator("#engine").input_value() == "vllm"
+        assert again.locator("#time_per_token_ms").inner_text() == vllm_text
+    finally:
+        again.close()
+
+    # Back to ideal from the keyboard alone: the seeds' efficiencies and figure return.
+    page.focus("#engine")
+    for _ in range(listed.index("vllm") + 1):
+        page.keyboard.press("ArrowUp")
+    rendered(page)
+    assert engine.input_value() == "ideal"
+    params = parse_qs(page_query(page))
+    assert params["engine"] == ["ideal"]
+    assert params["memory_efficiency"] == ["0.7"] and params["compute_efficiency"] == ["0.5"]
+    assert page.locator("#time_per_token_ms").inner_text() == seed_text
+    assert page.locator("#memory_efficiency_out").inner_text() == "70%"
+    assert page.locator("#compute_efficiency_out").inner_text() == "50%"
+    for selector in RANGES:
+        assert page.locator(selector).is_hidden(), selector
+
+    # Every planning request the page made said which engine it meant.
+    assert planning
+    sent = [parse_qs(urlsplit(url).query).get("engine") for url in planning]
+    assert all(value and value[0] in ("ideal", *listed) for value in sent), planning
+    assert {"ideal", "vllm"} <= {value[0] for value in sent if value}  # the keyboard passed the others
+
+
+def test_under_an_engine_an_efficiency_is_sent_only_once_its_slider_moves(page: Page, server: str) -> None:
+    page.goto(f"{server}/lab?{SEED_VIEW}&engine=vllm")
+    rendered(page)
+    fitted = api(server, "throughput", page_query(page))
+    fitted_text = page.locator("#time_per_token_ms").inner_text()
+    button = page.locator("#efficiency-own")
+    assert button.is_hidden()
+
+    page.focus("#memory_efficiency")
+    page.keyboard.press("ArrowLeft")
+    rendered(page)
+    params = parse_qs(page_query(page))
+    assert "memory_efficiency" in params and "compute_efficiency" not in params
+    body = api(server, "throughput", page_query(page))
+    assert body["memory_efficiency"] == float(params["memory_efficiency"][0]) < fitted["memory_efficiency"]
+    assert body["compute_efficiency"] == fitted["compute_efficiency"]  # still vLLM's own
+    assert page.locator("#memory_efficiency_out").get_attribute("data-source") == "set"
+    assert page.locator("#compute_efficiency_out").get_attribute("data-source") == "engine"
+    assert page.locator("#time_per_token_ms").inner_text() != fitted_text
+    assert button.is_visible() and "vLLM" in button.inner_text()
+
+    # The button gives the engine its values back, and keeps the keyboard where it was.
+    page.focus("#efficiency-own")
+    page.keyboard.press("Enter")
+    rendered(page)
+    params = parse_qs(page_query(page))
+    assert "memory_efficiency" not in params and params["engine"] == ["vllm"]
+    assert page.locator("#time_per_token_ms").inner_text() == fitted_text
+    assert button.is_hidden()
+    assert page.evaluate("document.activeElement.id") == "memory_efficiency"
+
+    # Another engine does not inherit what was set for the last one.
+    page.focus("#memory_efficiency")
+    page.keyboard.press("ArrowLeft")
+    rendered(page)
+    page.select_option("#engine", "sglang")
+    rendered(page)
+    params = parse_qs(page_query(page))
+    assert params["engine"] == ["sglang"] and "memory_efficiency" not in params
+
+
+def test_the_gpu_count_recovery_asks_fit_under_the_same_engine(page: Page, server: str) -> None:
+    fits: list[str] = []
+    page.on("request", lambda r: fits.append(r.url) if "/v1/fit?" in r.url else None)
+    page.goto(f"{server}/lab?model=llama-3.1-8b&gpu=h100-sxm&tensor_parallel=3&engine=sglang")
+    rendered(page, status="error")
+    assert page.locator("#engine").input_value() == "sglang"
+    page.wait_for_function("() => document.querySelectorAll('#tensor_parallel option[value=\"2\"]').length === 1")
+    assert fits and all(parse_qs(urlsplit(url).query).get("engine") == ["sglang"] for url in fits), fits

@@ -1,5 +1,6 @@
 """The lab's files as the app serves them, without a browser: the routes, the assets, and
-the one list the page keeps of its own (the precisions) against the sizing core's."""
+what the page keeps of its own (the precisions, the name of the seeds' arithmetic) against
+the sizing core's."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from flask.testing import FlaskClient
 
+from app.sizing.engine import IDEAL
 from app.sizing.precision import PRECISIONS
 
 LAB = Path(__file__).resolve().parents[2] / "app" / "static" / "lab"
@@ -49,3 +51,28 @@ def test_the_lab_offers_exactly_the_precisions_the_api_accepts() -> None:
     assert match, "state.js lost its PRECISIONS list"
     offered = re.findall(r'"([^"]+)"', match.group(1))
     assert sorted(offered) == sorted(PRECISIONS)
+
+
+def test_the_lab_starts_on_the_seeds_arithmetic_by_the_core_s_name_for_it() -> None:
+    """The API's default engine is an engine; the lab's is the seeds' arithmetic, named as the
+    core names it, and the page offers it before the listed engines load."""
+    state = (LAB / "state.js").read_text(encoding="utf-8")
+    match = re.search(r'export const IDEAL = "([^"]+)"', state)
+    assert match, "state.js lost its IDEAL name"
+    assert match.group(1) == IDEAL
+    assert re.search(r"^\s*engine: IDEAL,$", state, re.MULTILINE), "DEFAULTS.engine is not IDEAL"
+    html = (LAB / "index.html").read_text(encoding="utf-8")
+    assert '<label for="engine">' in html
+    assert f'<option value="{IDEAL}">' in html
+
+
+def test_the_lab_s_default_view_is_the_ideal_answer(client: FlaskClient) -> None:
+    """What the lab sends for its defaults is the seeds' arithmetic, with no error bars."""
+    query = (
+        "model=llama-3.1-8b&gpu=h100-sxm&kv_precision=bf16&prompt_tokens=2048&output_tokens=512"
+        f"&concurrency=1&engine={IDEAL}&memory_efficiency=0.7&compute_efficiency=0.5"
+    )
+    body = client.get(f"/v1/throughput?{query}").get_json()
+    assert body["engine"] == IDEAL
+    assert body["uncertainty"] is None
+    assert (body["memory_efficiency"], body["compute_efficiency"]) == (0.7, 0.5)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import math
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-BITS = {"BF16": 16, "F32": 32, "U8": 8}
+BITS = {"BF16": 16, "F32": 32, "U8": 8, "F8_E4M3": 8, "I8": 8}
 
 
 class HeaderBuilder:
@@ -84,6 +85,20 @@ def gpt_oss_header(config: dict[str, Any]) -> dict[str, Any]:
         b.add(f"{p}post_attention_layernorm.weight", [h])
     b.add("model.norm.weight", [h])
     b.add("lm_head.weight", [vocab, h])
+    return b.header
+
+
+def requantized(header: dict[str, Any], dtype: str, quantize: Callable[[str], bool]) -> dict[str, Any]:
+    """The same tensors, the weight matrices `quantize` picks stored in `dtype` (offsets laid
+    out again), each with a per-channel F32 `weight_scale` as FP8 / INT8 checkpoints store them."""
+    b = HeaderBuilder()
+    for name, tensor in header.items():
+        if name == "__metadata__":
+            continue
+        picked = name.endswith(".weight") and len(tensor["shape"]) == 2 and quantize(name)
+        b.add(name, tensor["shape"], dtype if picked else tensor["dtype"])
+        if picked:
+            b.add(name.removesuffix(".weight") + ".weight_scale", [tensor["shape"][0], 1], "F32")
     return b.header
 
 

@@ -12,9 +12,27 @@ import pytest
 import yaml
 
 from app.catalog import hf_import
-from app.catalog.hf_import import HeaderError, HFConfigError, derive, load_header_file, summarise_header
+from app.catalog.hf_import import (
+    HeaderError,
+    HFConfigError,
+    derive,
+    load_header_file,
+    module_scope,
+    read_header_components,
+    settle_quantized_components,
+    summarise_header,
+    tensor_component,
+)
+from app.sizing.memory import COMPONENTS
 
-from .safetensors_headers import TINY_GPT_OSS, TINY_LLAMA, dense_header, gpt_oss_header, write_safetensors
+from .safetensors_headers import (
+    TINY_GPT_OSS,
+    TINY_LLAMA,
+    dense_header,
+    gpt_oss_header,
+    requantized,
+    write_safetensors,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FACTS_DIR = Path("/work/shared/catalog-facts")
@@ -92,7 +110,8 @@ def test_an_imported_config_matches_its_seed_entry_field_by_field(
     # The config copies carry no _name_or_path; Llama 3.2 3B's copy has no max_position_embeddings
     # (the seed takes 128k from the model card).
     ignored = {"hf_repo"} | ({"max_context"} if derived["max_context"] is None else set())
-    differences = {k: (v, seed[k]) for k, v in derived.items() if k not in ignored and seed[k] != v}
+    # An optional seed field left out is null (seed.py), as quantized_components is for every entry.
+    differences = {k: (v, seed.get(k)) for k, v in derived.items() if k not in ignored and seed.get(k) != v}
     assert differences == {}
 
 
@@ -452,3 +471,285 @@ def test_a_truncated_safetensors_file_is_refused(tmp_path: Path) -> None:
     path.write_bytes(struct.pack("<Q", 100) + b'{"a": 1')
     with pytest.raises(HeaderError, match="truncated"):
         load_header_file(path)
+
+
+# --------------------------------------------------------------------------- quantized components
+
+LINEAR = frozenset({"attention", "dense_mlp", "experts"})
+EVERY_LAYER = frozenset(range(126))
+
+
+# compressed-tensors / llm-compressor FP8 (W8A8, per-channel weights), as RedHatAI's FP8 Llama
+# checkpoints write it; the ignore list varies.
+def compressed_tensors_fp8(ignore: list[str]) -> dict[str, Any]:
+    weights = {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}
+    group = {"targets": ["Linear"], "weights": weights, "input_activations": {**weights, "dynamic": True}}
+    return {
+        "quant_method": "compressed-tensors",
+        "format": "float-quantized",
+        "config_groups": {"group_0": group},
+        "ignore": ignore,
+        "quantization_status": "compressed",
+    }
+
+
+# gpt-oss-20b / -120b config.json (the facts' verbatim copies carry exactly this list).
+GPT_OSS_NOT_CONVERTED = ["model.layers.*.self_attn", "model.layers.*.mlp.router", "model.embed_tokens", "lm_head"]
+
+# Meta's Llama 3.1 405B FP8: fbgemm row-wise FP8 with first and last layers, every self_attn
+# and lm_head left in bf16. The list is built as transformers' quantisation script for
+# meta-llama/Llama-3.1-405B-FP8 builds it (src/transformers/models/llama/quantize_fp8_llama.py
+# in a huggingface/transformers tree: "model.layers.0", "model.layers.125", "lm_head", then
+# "model.layers.{i}.self_attn" for 1..124); the published config.json's own list was not at hand.
+LLAMA_405B = {
+    **LLAMA_8B,
+    "hidden_size": 16384,
+    "intermediate_size": 53248,
+    "num_hidden_layers": 126,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 8,
+}
+META_405B_FP8 = {
+    "quant_method": "fbgemm_fp8",
+    "activation_scale_ub": 1200.0,
+    "modules_to_not_convert": ["model.layers.0", "model.layers.125", "lm_head"]
+    + [f"model.layers.{i}.self_attn" for i in range(1, 125)],
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "components", "layers"),
+    [
+        # compressed-tensors ignore entries
+        ("lm_head", {"lm_head"}, None),
+        ("re:.*self_attn.*", {"attention"}, None),
+        ("re:.*mlp.gate$", set(), None),  # Qwen3-MoE / DeepSeek routers
+        ("model.layers.0.self_attn.q_proj", {"attention"}, {0}),
+        ("model.layers.7.self_attn.kv_a_proj_with_mqa", {"attention"}, {7}),
+        ("re:model\\.layers\\.(0|125)\\.mlp.*", {"dense_mlp", "experts"}, {0, 125}),
+        ("re:.*layers\\.\\d+\\.self_attn\\..*", {"attention"}, EVERY_LAYER),
+        ("re:.*down_proj", {"dense_mlp", "experts"}, None),  # a bare projection hits the experts' too
+        # transformers modules_to_not_convert (gpt-oss, fbgemm_fp8)
+        ("model.layers.*.self_attn", {"attention"}, EVERY_LAYER),
+        ("model.layers.*.mlp.router", set(), EVERY_LAYER),
+        ("model.embed_tokens", {"embeddings"}, None),
+        ("model.layers.0", LINEAR, {0}),
+        ("model.layers.3.mlp", {"dense_mlp", "experts"}, {3}),
+        # vLLM ignored_layers name fused modules
+        ("model.layers.2.self_attn.qkv_proj", {"attention"}, {2}),
+        ("model.layers.2.mlp.gate_up_proj", {"dense_mlp"}, {2}),
+        ("model.layers.3.mlp.shared_experts.down_proj", {"dense_mlp"}, {3}),
+        ("model.layers.3.mlp.experts.12.gate_proj", {"experts"}, {3}),
+        ("model.layers.1.block_sparse_moe.experts.0.w1", {"experts"}, {1}),
+        ("model.layers.1.block_sparse_moe.gate", set(), {1}),
+        ("model.layers.1.input_layernorm", set(), {1}),
+        ("language_model.model.layers.4.self_attn.o_proj", {"attention"}, {4}),
+        ("vision_tower", set(), None),
+        ("*", set(COMPONENTS), None),
+        ("re:.*", set(COMPONENTS), None),
+        ("Linear", None, None),
+    ],
+)
+def test_module_names_and_patterns_map_to_components(
+    name: str, components: set[str] | None, layers: set[int] | None
+) -> None:
+    scope = module_scope(name, 126)
+    assert scope.components == (None if components is None else frozenset(components))
+    assert scope.layers == (None if layers is None else frozenset(layers))
+
+
+@pytest.mark.parametrize(
+    ("tensor", "component"),
+    [
+        ("model.layers.0.mlp.experts.gate_up_proj_blocks", "experts"),
+        ("model.layers.0.mlp.experts.down_proj_bias", "experts"),
+        ("model.layers.0.mlp.router.weight", None),
+        ("model.layers.0.self_attn.sinks", "attention"),
+        ("model.layers.0.self_attn.q_norm.weight", None),
+        ("model.layers.0.self_attn.q_a_proj.weight", "attention"),
+        ("model.layers.0.mlp.down_proj.weight_scale_inv", "dense_mlp"),
+        ("model.layers.0.mlp.gate.e_score_correction_bias", None),
+        ("model.embed_tokens.weight", "embeddings"),
+        ("lm_head.weight", "lm_head"),
+        ("model.norm.weight", None),
+    ],
+)
+def test_tensor_names_map_to_components(tensor: str, component: str | None) -> None:
+    assert tensor_component(tensor) == component
+
+
+def test_gpt_oss_modules_to_not_convert_leave_the_experts_which_is_the_mxfp4_convention() -> None:
+    derived = derive(
+        {
+            **TINY_GPT_OSS,
+            "quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": GPT_OSS_NOT_CONVERTED},
+        }
+    )
+    assert derived.quantization is not None
+    assert derived.quantization.quantized == ("experts",)
+    assert derived.quantization.kept == ("attention", "embeddings", "lm_head")
+    value, notes = settle_quantized_components(derived, None)
+    assert value is None  # the same as the convention: stored null
+    assert derived.catalog_fields()["quantized_components"] is None
+    assert notes == [
+        "quantized_components null (the mxfp4 convention, experts): config.json "
+        "quantization_config.modules_to_not_convert agrees; attention, embeddings, lm_head kept in 16 bits"
+    ]
+
+
+def test_meta_405b_fp8_keeps_attention_and_the_first_and_last_mlp_in_bf16() -> None:
+    derived = derive({**LLAMA_405B, "quantization_config": META_405B_FP8})
+    assert derived.native_precision == "fp8"
+    value, notes = settle_quantized_components(derived, None)
+    assert value == ["dense_mlp"]
+    assert derived.catalog_fields()["quantized_components"] == ["dense_mlp"]
+    assert notes[0].startswith(
+        "quantized_components dense_mlp: from config.json quantization_config.modules_to_not_convert"
+    )
+    assert "dense_mlp counted as quantized, but the ignore list keeps layers 0, 125 in 16 bits" in notes
+
+
+@pytest.mark.parametrize(
+    ("ignore", "expected"),
+    [
+        (["lm_head"], None),  # every linear layer: the fp8 convention
+        (["lm_head", "re:.*self_attn.*"], ["dense_mlp"]),
+        (
+            [f"model.layers.{i}.self_attn.{p}" for i in range(2) for p in ("q_proj", "k_proj", "v_proj", "o_proj")],
+            ["dense_mlp"],
+        ),
+        (["re:.*mlp.*", "re:.*self_attn.*"], []),
+        (["*"], []),
+    ],
+)
+def test_a_compressed_tensors_ignore_list_sets_what_an_fp8_llama_quantizes(
+    ignore: list[str], expected: list[str] | None
+) -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": compressed_tensors_fp8(ignore)})
+    assert derived.native_precision == "fp8"
+    assert settle_quantized_components(derived, None)[0] == expected
+
+
+def test_some_layers_of_a_component_ignored_keep_it_quantized_and_say_which() -> None:
+    config = {**TINY_LLAMA, "num_hidden_layers": 4}
+    ignore = [f"model.layers.{i}.self_attn.q_proj" for i in (0, 1, 3)]
+    value, notes = settle_quantized_components(
+        derive({**config, "quantization_config": compressed_tensors_fp8(ignore)}), None
+    )
+    assert value is None
+    assert "attention counted as quantized, but the ignore list keeps layers 0-1, 3 in 16 bits" in notes
+
+
+def test_a_moe_component_counts_only_the_layers_it_sits_on() -> None:
+    # Qwen3-MoE with a dense MLP on layer 0 only: ignoring that one MLP keeps dense_mlp wholly in bf16.
+    config = {
+        "model_type": "qwen3_moe",
+        "hidden_size": 64,
+        "intermediate_size": 256,
+        "moe_intermediate_size": 32,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "vocab_size": 100,
+        "mlp_only_layers": [0],
+    }
+    derived = derive(
+        {**config, "quantization_config": compressed_tensors_fp8(["lm_head", "re:.*mlp.gate$", "model.layers.0.mlp"])}
+    )
+    assert derived.layout.layers["dense_mlp"] == {0}
+    assert derived.layout.layers["experts"] == {1, 2, 3}
+    assert settle_quantized_components(derived, None)[0] == ["attention", "experts"]
+
+
+@pytest.mark.parametrize(
+    ("quantization", "native"),
+    [
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4", "exclude_modules": ["lm_head"]}, "nvfp4"),
+        ({"quant_method": "modelopt", "quantization": {"quant_algo": "FP8", "exclude_modules": ["lm_head"]}}, "fp8"),
+        ({"quant_method": "fp8", "weight_block_size": [128, 128], "ignored_layers": ["lm_head"]}, "fp8"),
+    ],
+)
+def test_modelopt_and_vllm_exclude_lists_are_read(quantization: dict[str, Any], native: str) -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": quantization})
+    assert derived.native_precision == native
+    assert derived.quantization is not None and derived.quantization.kept == ("lm_head",)
+    value, notes = settle_quantized_components(derived, None)
+    assert value is None and "agrees" in notes[0]
+
+
+def test_a_config_without_an_ignore_list_says_nothing() -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}})
+    assert derived.quantization is None
+    assert settle_quantized_components(derived, None) == (None, [])
+
+
+def test_an_ignore_list_of_an_unknown_format_is_noted_and_not_stored() -> None:
+    derived = derive(
+        {**TINY_LLAMA, "quantization_config": {"quant_method": "bitsandbytes", "llm_int8_skip_modules": ["lm_head"]}}
+    )
+    value, notes = settle_quantized_components(derived, None)
+    assert value is None
+    assert any("weight format is unknown" in note for note in notes)
+
+
+def test_unrecognised_entries_are_noted() -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": compressed_tensors_fp8(["lm_head", "Linear"])})
+    assert any("'Linear' names no component" in note for note in settle_quantized_components(derived, None)[1])
+
+
+@pytest.mark.parametrize("ignore", ["lm_head", ["lm_head", 3], ["x" * 1001]])
+def test_a_malformed_ignore_list_is_named(ignore: Any) -> None:
+    with pytest.raises(HFConfigError) as raised:
+        derive({**TINY_LLAMA, "quantization_config": compressed_tensors_fp8(ignore)})
+    assert raised.value.field == "quantization_config.ignore"
+
+
+def test_too_many_layer_patterns_are_refused() -> None:
+    ignore = [f"re:model\\.layers\\.{i}[0-9]\\.mlp" for i in range(hf_import.MAX_LAYER_PATTERNS + 1)]
+    with pytest.raises(HFConfigError, match="distinct layer patterns"):
+        derive({**TINY_LLAMA, "quantization_config": compressed_tensors_fp8(ignore)})
+
+
+def test_a_gpt_oss_header_stores_only_the_experts_quantized() -> None:
+    derived = derive(TINY_GPT_OSS)
+    summary = summarise_header(gpt_oss_header(TINY_GPT_OSS))
+    reading = read_header_components(summary, derived.layout)
+    assert reading is not None
+    assert (reading.quantized, reading.kept) == (("experts",), ("attention", "embeddings", "lm_head"))
+    value, notes = settle_quantized_components(derived, summary)
+    assert value is None and notes[0].startswith("quantized_components null (the mxfp4 convention, experts)")
+
+
+def test_a_bf16_header_of_a_bf16_model_says_nothing() -> None:
+    assert settle_quantized_components(derive(TINY_LLAMA), summarise_header(dense_header(TINY_LLAMA))) == (None, [])
+
+
+def test_the_header_beats_the_config_and_says_when_they_disagree() -> None:
+    # The config ignores only lm_head (every linear layer FP8), the header keeps attention in BF16.
+    derived = derive({**TINY_LLAMA, "quantization_config": compressed_tensors_fp8(["lm_head"])})
+    header = requantized(dense_header(TINY_LLAMA), "F8_E4M3", lambda name: ".mlp." in name)
+    value, notes = settle_quantized_components(derived, summarise_header(header))
+    assert value == ["dense_mlp"]
+    assert notes[0].startswith("quantized_components dense_mlp: from the safetensors header's dtypes")
+    assert any("header quantizes dense_mlp" in note and "implies attention, dense_mlp" in note for note in notes)
+
+
+def test_a_header_with_some_layers_in_bf16_notes_them() -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": {"quant_method": "fp8"}})
+    header = requantized(
+        dense_header(TINY_LLAMA),
+        "F8_E4M3",
+        lambda name: "layers.0." not in name and "lm_head" not in name and "embed" not in name,
+    )
+    value, notes = settle_quantized_components(derived, summarise_header(header))
+    assert value is None  # attention and dense_mlp quantized: the fp8 convention
+    assert "attention counted as quantized, but the safetensors header keeps layer 0 in 16 bits" in notes
+
+
+def test_a_header_quantizing_the_lm_head_reports_it() -> None:
+    derived = derive({**TINY_LLAMA, "quantization_config": {"quant_method": "fp8"}})
+    header = requantized(dense_header(TINY_LLAMA), "F8_E4M3", lambda name: "embed" not in name)
+    assert settle_quantized_components(derived, summarise_header(header))[0] == ["attention", "dense_mlp", "lm_head"]

@@ -36,6 +36,13 @@ export function duration(valueMs) {
   return [numberFormat({ maximumSignificantDigits: 3 }).format(seconds), "s"];
 }
 
+/** A duration given in ms, in the unit given ("ms" or "s"): both ends of a range in one unit. */
+export function durationIn(valueMs, unit) {
+  if (valueMs == null || Number.isNaN(valueMs)) return "–";
+  if (unit === "s") return numberFormat({ maximumSignificantDigits: 3 }).format(valueMs / 1000);
+  return ms(valueMs);
+}
+
 /** Bytes as decimal gigabytes (the API's `_gb` is 10^9 bytes). */
 export function gb(bytes) {
   if (bytes == null) return "–";

@@ -1,12 +1,23 @@
 // The lab's controller: controls <-> state <-> URL, one /v1/throughput request per change
 // (debounced while a slider moves), and rendering of the answer. Every figure shown is a
-// field of that answer; nothing here estimates anything.
+// field of that answer; nothing here estimates anything. The engine travels with every
+// planning request; under one, its fitted efficiencies stand until the user moves a slider.
 
 import { ApiProblem, apiUrl, getJson } from "./api.js";
 import { drawChart } from "./chart.js";
 import * as fmt from "./format.js";
 import { drawMemory } from "./memory.js";
-import { DEFAULTS, FIELDS, PRECISIONS, fromQuery, sweepConcurrencies, toQuery } from "./state.js";
+import {
+  DEFAULTS,
+  ENGINE_OWNED,
+  FIELDS,
+  IDEAL,
+  PRECISIONS,
+  defaultsFor,
+  fromQuery,
+  sweepConcurrencies,
+  toQuery,
+} from "./state.js";
 
 const SLIDER_MAX = 512;
 const DEBOUNCE_MS = 150;
@@ -24,13 +35,15 @@ const controls = {
   output_tokens: $("output_tokens"),
   concurrency: $("concurrency"),
   concurrency_value: $("concurrency_value"),
+  engine: $("engine"),
   memory_efficiency: $("memory_efficiency"),
   compute_efficiency: $("compute_efficiency"),
   price_per_gpu_hour_usd: $("price_per_gpu_hour_usd"),
 };
 
-const catalog = { models: new Map(), gpus: new Map() };
+const catalog = { models: new Map(), gpus: new Map(), engines: new Map() };
 let state = { ...DEFAULTS };
+let answer = null; // the last answer rendered, for the engine's own values it holds
 let validTensorParallel = [];
 let timer = null;
 let inFlight = null;
@@ -83,6 +96,18 @@ function fillGpus(gpus) {
     }
   }
   select.append(whole, ...slices);
+}
+
+function fillEngines(engines) {
+  const select = controls.engine;
+  select.replaceChildren(option(IDEAL, "ideal (seed arithmetic)"));
+  for (const engine of engines) {
+    catalog.engines.set(engine.name, engine);
+    // "TensorRT-LLM 1.0 (PyTorch backend)": name and version first, where a narrow select cuts.
+    const [, short, aside] = /^(.*?)\s*(\([^)]*\))?\s*$/.exec(engine.display_name || engine.name);
+    const label = [short || engine.name, engine.engine_version, aside].filter(Boolean).join(" ");
+    select.append(option(engine.name, label));
+  }
 }
 
 function fillPrecisions() {
@@ -139,8 +164,8 @@ function writeControls() {
   controls.prompt_tokens.value = state.prompt_tokens;
   controls.output_tokens.value = state.output_tokens;
   writeConcurrency(state.concurrency);
-  controls.memory_efficiency.value = state.memory_efficiency;
-  controls.compute_efficiency.value = state.compute_efficiency;
+  ensureOption(controls.engine, state.engine, `${state.engine} (not in the catalog)`);
+  controls.engine.value = state.engine;
   controls.price_per_gpu_hour_usd.value = state.price_per_gpu_hour_usd;
   writeOutputs();
 }
@@ -153,14 +178,96 @@ function writeConcurrency(value) {
 }
 
 function writeOutputs() {
-  $("memory_efficiency_out").textContent = fmt.percent(Number(controls.memory_efficiency.value));
-  $("compute_efficiency_out").textContent = fmt.percent(Number(controls.compute_efficiency.value));
+  writeEngine();
   const gpu = catalog.gpus.get(state.gpu);
   const price = gpu?.hourly_price_usd;
   controls.price_per_gpu_hour_usd.placeholder = price != null ? `${price} (catalog)` : "no catalog price";
   const model = catalog.models.get(state.model);
   $("model-hint").textContent = model ? modelHint(model) : "";
   $("gpu-hint").textContent = gpu ? gpuHint(gpu) : "";
+}
+
+// --- the engine and the assumptions it owns ---------------------------------------------------
+
+/** An engine's short name, for sentences: "vLLM (V1 engine)" -> "vLLM". */
+function engineName(name = state.engine) {
+  const display = catalog.engines.get(name)?.display_name;
+  return display ? display.replace(/\s*\([^)]*\)\s*$/, "") || display : name;
+}
+
+/** The last answer, if it was for the engine now chosen: the engine's own values are in it. */
+function ownAnswer() {
+  return answer && answer.engine === state.engine ? answer : null;
+}
+
+/** A share as a percentage, with a decimal where a fitted value has one: 0.7 -> 70%, 0.8425 -> 84.3%. */
+function share(value) {
+  const whole = Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
+  return fmt.percent(value, whole ? 0 : 1);
+}
+
+function writeEngine() {
+  const ideal = state.engine === IDEAL;
+  const own = ownAnswer();
+  const profile = own ?? catalog.engines.get(state.engine);
+  let hint;
+  if (ideal) {
+    const usable = own ? fmt.percent(own.gpu_memory_utilization) : "90%";
+    hint = `The seeds' roofline: datasheet bandwidth and FLOP/s at the efficiencies below, ${usable} of memory usable, no engine overheads and no error bars.`;
+  } else if (profile) {
+    const version = profile.engine_version ? ` ${profile.engine_version}` : "";
+    const seqs = profile.max_num_seqs != null ? `, up to ${fmt.whole(profile.max_num_seqs)} sequences` : "";
+    hint = `${engineName()}${version}: ${fmt.percent(profile.gpu_memory_utilization)} of GPU memory, ${fmt.whole(profile.max_batched_tokens)} batched tokens${seqs}; its own overheads, with ranges from its measurements.`;
+  } else {
+    hint = "An engine the catalog does not list: the API says whether it knows it.";
+  }
+  setText("engine-hint", hint);
+  writeEfficiencies();
+}
+
+/** The efficiency sliders: the user's value where one is set, else the engine's fitted one
+ * (from the answer), said as such. */
+function writeEfficiencies() {
+  const ideal = state.engine === IDEAL;
+  const own = ownAnswer();
+  const name = engineName();
+  const set = [];
+  for (const field of ENGINE_OWNED) {
+    const slider = controls[field];
+    const mine = state[field] !== "";
+    if (mine) set.push(field);
+    const value = mine ? Number(state[field]) : own?.[field];
+    const output = $(`${field}_out`);
+    output.dataset.source = mine || ideal ? "set" : "engine";
+    if (value == null || Number.isNaN(value)) {
+      output.textContent = "–";
+      slider.setAttribute("aria-valuetext", `${name}'s fitted value, once the answer is in`);
+      continue;
+    }
+    if (String(slider.value) !== String(value)) slider.value = String(value);
+    output.textContent = share(value);
+    slider.setAttribute("aria-valuetext", mine || ideal ? share(value) : `${share(value)}, ${name}'s fitted value`);
+  }
+  const source = $("efficiency-source");
+  const button = $("efficiency-own");
+  const words = { memory_efficiency: "memory efficiency", compute_efficiency: "compute efficiency" };
+  if (ideal) source.textContent = "";
+  else if (set.length === 0) source.textContent = `Showing ${name}'s fitted values for this GPU; move a slider to use your own.`;
+  else if (set.length === ENGINE_OWNED.length) source.textContent = `Both set here, in place of ${name}'s fitted values.`;
+  else source.textContent = `${words[set[0]]} set here; the other is ${name}'s fitted value.`.replace(/^./, (c) => c.toUpperCase());
+  source.hidden = ideal;
+  button.hidden = ideal || set.length === 0;
+  button.textContent = `Use ${name}'s fitted values`;
+}
+
+function useEngineEfficiencies() {
+  const cleared = { ...state };
+  for (const field of ENGINE_OWNED) cleared[field] = "";
+  state = cleared;
+  writeEfficiencies();
+  syncUrl();
+  controls.memory_efficiency.focus(); // the button hides itself: keep the keyboard near it
+  schedule(0);
 }
 
 function modelHint(model) {
@@ -190,8 +297,14 @@ function readControls(changed) {
   next.prompt_tokens = controls.prompt_tokens.value.trim();
   next.output_tokens = controls.output_tokens.value.trim();
   next.concurrency = changed === controls.concurrency ? controls.concurrency.value : controls.concurrency_value.value.trim();
-  next.memory_efficiency = controls.memory_efficiency.value;
-  next.compute_efficiency = controls.compute_efficiency.value;
+  next.engine = controls.engine.value;
+  // An efficiency is the user's once its slider moves; until then the engine's (or the seeds').
+  for (const field of ENGINE_OWNED) if (changed === controls[field]) next[field] = controls[field].value;
+  // Another engine brings its own efficiencies: what was set for the last one does not carry over.
+  if (next.engine !== state.engine) {
+    const defaults = defaultsFor(next.engine);
+    for (const field of ENGINE_OWNED) next[field] = defaults[field];
+  }
   next.price_per_gpu_hour_usd = controls.price_per_gpu_hour_usd.value.trim();
   // A new model or card has its own valid tensor-parallel sizes: go back to "fewest that fit".
   if (next.model !== state.model || next.gpu !== state.gpu || next.mig_profile !== state.mig_profile) {
@@ -325,7 +438,62 @@ function showError(error) {
   box.hidden = false;
 }
 
+/** The `uncertainty` ranges beside the figures they bound; hidden where the answer has none. */
+const RANGES = [
+  ["time_per_token_ms", "time_per_token_ms_range", () => "ms", (v) => fmt.ms(v)],
+  ["ttft_ms", "ttft_range", (high) => fmt.duration(high)[1], (v, unit) => fmt.durationIn(v, unit)],
+  ["tokens_per_s", "tokens_per_s_range", () => "tok/s", (v) => fmt.count(v)],
+  ["kv_capacity_tokens", "kv_capacity_tokens_range", () => "KV tokens", (v) => fmt.count(v)],
+];
+
+function renderRanges(body) {
+  for (const [field, id, unitOf, format] of RANGES) {
+    const node = $(id);
+    const range = body.uncertainty?.[field];
+    if (!Array.isArray(range) || range.length !== 2 || range[1] <= 0 || range[0] === range[1]) {
+      node.hidden = true;
+      node.replaceChildren();
+      continue;
+    }
+    const [low, high] = range;
+    const unit = unitOf(high);
+    const dash = document.createElement("span");
+    dash.setAttribute("aria-hidden", "true");
+    dash.textContent = "–";
+    const to = document.createElement("span");
+    to.className = "visually-hidden";
+    to.textContent = " to ";
+    node.replaceChildren("range ", format(low, unit), dash, to, `${format(high, unit)} ${unit}`);
+    node.dataset.low = String(low);
+    node.dataset.high = String(high);
+    node.hidden = false;
+  }
+  const note = $("uncertainty-note");
+  const basis = body.uncertainty_basis;
+  if (!basis) {
+    note.textContent = "";
+    return;
+  }
+  const steady = body.continuous_batching;
+  let text = body.uncertainty ? `Ranges: ${basis}` : `No ranges: ${basis}`;
+  if (body.uncertainty && steady && body.uncertainty_applies_to === "continuous_batching") {
+    // The API says which figures its ranges bound: here the continuously batched ones (what
+    // engines run), not the lab's all-at-once ones; say so, or a range beside a figure misleads.
+    const [ttft, ttftUnit] = fmt.duration(steady.ttft_ms);
+    const queueing = steady.queueing ? `, queueing ${steady.queueing}` : "";
+    text += `. They bound the continuously batched prediction (${fmt.ms(steady.time_per_token_ms)} ms per token, ${ttft} ${ttftUnit} to first token, ${fmt.count(steady.tokens_per_s)} tok/s${queueing}), which is how engines serve`;
+  }
+  note.textContent = `${text}.`;
+}
+
+function rangeWords(body, field, format, unit) {
+  const range = body.uncertainty?.[field];
+  return Array.isArray(range) ? ` (range ${format(range[0])} to ${format(range[1])} ${unit})` : "";
+}
+
 function render(body, top, params) {
+  answer = body;
+  writeEngine();
   validTensorParallel = body.valid_tensor_parallel || [];
   refreshTensorParallel(body);
 
@@ -390,11 +558,12 @@ function render(body, top, params) {
   );
   $("warnings-panel").classList.toggle("quiet", body.warnings.length === 0);
 
+  renderRanges(body);
   renderFigures(body, params);
   setText("leaves-out", `This model leaves out ${body.leaves_out}. Basis: ${body.basis}.`);
   setText(
     "summary",
-    `${fmt.ms(body.time_per_token_ms)} milliseconds per token, ${body.decode_bound}-bound, ${fmt.count(body.tokens_per_s)} tokens per second at ${requests(body.concurrency)}.`,
+    `${fmt.ms(body.time_per_token_ms)} milliseconds per token${rangeWords(body, "time_per_token_ms", fmt.ms, "ms")}, ${body.decode_bound}-bound, ${fmt.count(body.tokens_per_s)} tokens per second at ${requests(body.concurrency)}, engine ${body.engine ?? state.engine}.`,
   );
 }
 
@@ -452,9 +621,15 @@ function reset() {
 async function start() {
   fillPrecisions();
   try {
-    const [models, gpus] = await Promise.all([getJson("models"), getJson("gpus")]);
+    const [models, gpus, engines] = await Promise.all([
+      getJson("models"),
+      getJson("gpus"),
+      // Without the engine list the lab still runs the seeds' arithmetic (and any engine a link names).
+      getJson("engines").catch(() => ({ items: [] })),
+    ]);
     fillModels(models.items);
     fillGpus(gpus.items);
+    fillEngines(engines.items);
   } catch (error) {
     showError(error);
     lab.dataset.status = "error";
@@ -470,6 +645,7 @@ async function start() {
   $("controls").addEventListener("submit", (event) => event.preventDefault());
   $("copy-link").addEventListener("click", copyLink);
   $("reset").addEventListener("click", reset);
+  $("efficiency-own").addEventListener("click", useEngineEfficiencies);
   await refresh();
 }
 

@@ -1,6 +1,14 @@
 // The lab's state is its query string, spelled with the API's own parameter names, so a
 // link reproduces the view and `/v1/throughput?<the same query>` gives the same answer.
 
+// `engine=ideal` is the seeds' arithmetic (the lab's teaching figures); the API's own default
+// is an engine (vllm), so the lab always says which one it means.
+export const IDEAL = "ideal";
+
+// The assumptions an engine answers with its own fitted values: under an engine they are
+// sent only once the user has moved them (blank otherwise), under ideal always.
+export const ENGINE_OWNED = Object.freeze(["memory_efficiency", "compute_efficiency"]);
+
 /** The seed lab's starting point: Llama 3.1 8B on one H100, 2,048-token prompts, 512-token answers. */
 export const DEFAULTS = Object.freeze({
   model: "llama-3.1-8b",
@@ -12,6 +20,7 @@ export const DEFAULTS = Object.freeze({
   prompt_tokens: "2048",
   output_tokens: "512",
   concurrency: "1",
+  engine: IDEAL,
   memory_efficiency: "0.7",
   compute_efficiency: "0.5",
   price_per_gpu_hour_usd: "",
@@ -22,13 +31,21 @@ export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 // Number formats the API accepts (app/sizing/precision.py PRECISIONS; a test keeps them equal).
 export const PRECISIONS = Object.freeze(["bf16", "fp16", "fp32", "fp8", "int8", "fp6", "nvfp4", "mxfp4", "fp4", "int4"]);
 
-/** State from a query string: every field, defaults where absent. */
+/** The defaults under an engine: the seeds' efficiencies under ideal, the engine's own (blank) otherwise. */
+export function defaultsFor(engine) {
+  const defaults = { ...DEFAULTS, engine: engine || IDEAL };
+  if (defaults.engine !== IDEAL) for (const name of ENGINE_OWNED) defaults[name] = "";
+  return defaults;
+}
+
+/** State from a query string: every field, defaults (for its engine) where absent. A link
+ * without `engine` is an older lab's, which only knew the seeds' arithmetic. */
 export function fromQuery(search) {
   const params = new URLSearchParams(search);
-  const state = { ...DEFAULTS };
+  const state = defaultsFor(params.get("engine")?.trim());
   for (const name of FIELDS) {
     const value = params.get(name);
-    if (value !== null) state[name] = value.trim();
+    if (value !== null && name !== "engine") state[name] = value.trim();
   }
   return state;
 }
