@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench accuracy fit-engines test lint typecheck clean chromium
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ accuracy: install-dev
 # Refits the engine profiles' constants on bench/measurements/ and writes catalog_seed/engines.yaml.
 fit-engines: install-dev
 	$(BIN)/python -m bench.fit_engines --write
+
+# Leave-one-source-out: refits without each publication's rows and predicts them (minutes).
+cross-validate: install-dev
+	$(BIN)/python -m bench.fit_engines --cross-validate
 
 lint: install-dev
 	$(BIN)/ruff check .

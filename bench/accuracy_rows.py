@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,13 +104,20 @@ class Case:
     extract: Callable[[dict[str, Any]], float | None]
     then: Callable[[dict[str, Any]], tuple[str, dict[str, Any], Callable[[dict[str, Any]], float | None]]] | None = None
     note: str = ""
-    kind: dict[str, Any] = field(default_factory=dict)
+    # Which publication the row comes from (rows of one source share its setup and biases).
+    source: str = ""
 
 
 @dataclass(frozen=True)
 class Skipped:
     row_id: str
     reason: str
+
+
+def source_of(row: dict[str, str]) -> str:
+    """The publication a row cites, without the section or comment it points into."""
+    text = row.get("source") or ""
+    return re.split(r" \(| '|, section|, https?:", text, maxsplit=1)[0].strip()
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -240,7 +247,7 @@ def memory_cases(path: Path) -> Iterator[Case | Skipped]:
         except Skip as exc:
             yield Skipped(row_id, str(exc))
             continue
-        common = {"engine": params["engine"], "trust": row["trust"]}
+        common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
         weights = _num(row["weights_gib_per_gpu"])
         if weights is not None:
             yield Case(row_id, WEIGHTS, weights, "/v1/fit", params, extract=_weights_gib, **common)
@@ -289,7 +296,7 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
         ep = _ep(row["other_parallel"])
         if ep:
             params["expert_parallel"] = ep
-        common = {"engine": params["engine"], "trust": row["trust"]}
+        common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
         load = row["load_type"].lower()
         gpus = _int(row["num_gpus"]) or tp
         if "static batch" in load:
@@ -396,7 +403,7 @@ def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
         if output_rate and rate:
             output = max(1, round(output_rate / rate))
         params.update(prompt_tokens=SHAREGPT_PROMPT_TOKENS, output_tokens=output)
-        common = {"engine": params["engine"], "trust": row["trust"]}
+        common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
         tpot = _num(row["tpot_mean_ms"]) or _num(row["itl_mean_ms"])
         ttft = _num(row["ttft_mean_ms"])
         # Little's law: requests in flight = rate x time in the system (TTFT + decode).

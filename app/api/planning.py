@@ -148,7 +148,15 @@ def _ms(seconds: float) -> float:
     return seconds * MS
 
 
-def _steady(point: Point, max_batched_tokens: int) -> dict[str, Any] | None:
+# What the steady state's TTFT holds of waiting, under engine=ideal and under an engine.
+QUEUEING_IDEAL = "excluded"
+QUEUEING_ENGINE = (
+    "prefill contention included (the step in flight, and the others' prompts as M/D/1); "
+    "waiting for a free slot excluded"
+)
+
+
+def _steady(point: Point, max_batched_tokens: int, engine: bool) -> dict[str, Any] | None:
     s = point.steady
     if s is None:
         return None
@@ -161,7 +169,7 @@ def _steady(point: Point, max_batched_tokens: int) -> dict[str, Any] | None:
         "chunks_per_prompt": s.chunks_per_prompt,
         "decode_step_ms": _ms(s.decode_step_s),
         "mixed_step_ms": _ms(s.mixed_step_s),
-        "queueing": "excluded",
+        "queueing": QUEUEING_ENGINE if engine else QUEUEING_IDEAL,
     }
 
 
@@ -254,7 +262,7 @@ def throughput_body(plan: ThroughputPlan, model_label: str, gpu_label: str, mape
             "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
             "cost_per_million_output_tokens_usd": _cost(plan, point.effective_tokens_per_s),
             "cost_per_million_output_tokens_decode_only_usd": _cost(plan, decode_tokens_per_s),
-            "continuous_batching": _steady(point, budget),
+            "continuous_batching": _steady(point, budget, plan.hardware.tpot_excludes_own_prefill),
             "sweep": [sweep_row(plan, s, budget) for s in plan.sweep],
             "basis": "datasheet",
             "leaves_out": LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,

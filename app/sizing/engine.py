@@ -244,7 +244,7 @@ def uncertainty_ranges(
     if moe and not spread.rows.get("moe"):
         widen = spread.unseen_widening
         notes.append(f"{engine.name}'s training rows hold no mixture-of-experts model: range widened")
-    if not engine.knows_architecture(architecture):
+    if not measured_on(engine, architecture):
         widen = max(widen, spread.unseen_widening)
         notes.append(f"{engine.name}'s training rows hold no {architecture or 'unknown'} GPU: range widened")
     ranges: dict[str, list[float] | None] = {}
@@ -256,6 +256,15 @@ def uncertainty_ranges(
         low, high = spread.range_for(attribute)
         ranges[name] = [value * low**widen, value * high**widen]
     return ranges, notes
+
+
+def measured_on(engine: EngineProfile, architecture: str | None) -> bool:
+    """Whether the engine's own training rows hold this GPU generation (`rows` counts them as
+    "gpu:<architecture>"); without those counts, whether it has an efficiency row for it."""
+    counts = {k: v for k, v in engine.uncertainty.rows.items() if k.startswith("gpu:")}
+    if not counts:
+        return engine.knows_architecture(architecture)
+    return bool(counts.get(f"gpu:{architecture}"))
 
 
 def residual_ranges(predicted: dict[str, float | None], mape_percent: float) -> dict[str, list[float] | None]:

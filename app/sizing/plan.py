@@ -428,6 +428,16 @@ def _streamed(components: dict[str, float] | None) -> tuple[float, float] | None
     return dense, experts
 
 
+def matmul_params_per_token(model: ModelSpec) -> tuple[float, float]:
+    """Per token, what decode and prefill multiply: no embedding lookup; prefill computes
+    logits for the last token only."""
+    params = memory.params_by_component(model)
+    embeddings = params[memory.EMBEDDINGS]
+    lm_head = params[memory.LM_HEAD] or embeddings  # a tied head multiplies the embedding table
+    decode = model.active_params - embeddings + (embeddings if params[memory.LM_HEAD] == 0 else 0.0)
+    return decode, max(0.0, decode - lm_head)
+
+
 def prepare_timing(fitted: FitPlan) -> TimingSetup:
     """Refuses (naming the field) when the GPU lacks a figure the timing needs."""
     inputs = fitted.inputs
@@ -451,6 +461,7 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         inputs.output_tokens,
         # A calibration's efficiencies were fitted on params x bytes: time the same bytes.
         streamed_weight_bytes=_streamed(fitted.weights_by_component) if engine is not None else None,
+        matmul_params=matmul_params_per_token(fitted.model) if engine is not None else None,
         expert_parallel=inputs.expert_parallel or 1,
     )
     assert inputs.memory_efficiency is not None and inputs.compute_efficiency is not None

@@ -36,6 +36,18 @@ class Workload:
     # params x bytes (the seeds').
     streamed_weight_bytes: tuple[float, float] | None = None
     expert_parallel: int = 1
+    # Under an engine, the parameters a token multiplies: decode leaves out the embedding
+    # table (a lookup), prefill the lm_head too (logits of the last token only). None: all
+    # active parameters (the seeds').
+    matmul_params: tuple[float, float] | None = None
+
+    @property
+    def decode_params(self) -> float:
+        return self.model.active_params if self.matmul_params is None else self.matmul_params[0]
+
+    @property
+    def prefill_params(self) -> float:
+        return self.model.active_params if self.matmul_params is None else self.matmul_params[1]
 
 
 @dataclass(frozen=True)
@@ -185,7 +197,7 @@ def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float)
     weights = weights_read(work, batch)
     kv = batch * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
     flops = batch * (
-        2 * model.active_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
+        2 * work.decode_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
     )
     return Step(
         weight_bytes=weights.total,
@@ -199,11 +211,12 @@ def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float)
     )
 
 
-def prefill_flops(model: ModelSpec, prompts: float, prompt_tokens: float) -> float:
-    """Linear layers 2 x active per token; causal attention half of a full P x P score
-    matrix, windowed layers capped at their window."""
+def prefill_flops(model: ModelSpec, prompts: float, prompt_tokens: float, params: float | None = None) -> float:
+    """Linear layers 2 x `params` (default: the active ones) per token; causal attention half
+    of a full P x P score matrix, windowed layers capped at their window."""
+    per_token = model.active_params if params is None else params
     attention = attention_flops_per_context_token(model) / 2 * prompt_tokens * attended_tokens(model, prompt_tokens)
-    return prompts * (2 * model.active_params * prompt_tokens + attention)
+    return prompts * (2 * per_token * prompt_tokens + attention)
 
 
 def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
@@ -212,7 +225,7 @@ def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
     tokens = batch * prompt
     weights = weights_read(work, tokens)
     kv = batch * kv_bytes_for_context(model, work.kv_precision, prompt, work.tp)
-    flops = prefill_flops(model, batch, prompt)
+    flops = prefill_flops(model, batch, prompt, work.prefill_params)
     return Step(
         weight_bytes=weights.total,
         kv_bytes=kv,
@@ -293,7 +306,7 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
     weights = weights_read(work, concurrency + chunk)
     kv_write = kv_bytes_for_context(model, work.kv_precision, chunk, work.tp)
     memory_s = weights_memory_s(hw, weights, work.tp) + hw.memory_s(decode.kv_bytes + kv_write, work.tp)
-    compute_s = hw.compute_s(decode.flops + prefill_flops(model, 1, prompt) / chunks, work.tp)
+    compute_s = hw.compute_s(decode.flops + prefill_flops(model, 1, prompt, work.prefill_params) / chunks, work.tp)
     mixed = max(memory_s, compute_s) + communication_s(work, hw, concurrency + chunk) + hw.step_overhead_s
     extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
     # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
@@ -305,6 +318,8 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
     observed = decode.time_s + others / output * extra_per_prompt
     # An arrival among running requests first waits out the step in flight (half, on average).
     residual = decode.time_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
+    if hw.tpot_excludes_own_prefill and concurrency > 1:
+        residual += prefill_wait_s(tokens_per_s / output * (concurrency - 1) / concurrency, chunks * mixed)
     return SteadyState(
         concurrency=concurrency,
         chunks_per_prompt=chunks,
@@ -316,6 +331,15 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
         tokens_per_s=tokens_per_s,
         requests_per_s=tokens_per_s / output,
     )
+
+
+def prefill_wait_s(arrivals_per_s: float, prefill_s: float) -> float:
+    """Mean wait of a new prompt behind the others' prefills: the prompts share one prefill
+    stream (the step budget holds about one at a time), arriving at random, each taking the
+    same time: M/D/1, W = rho S / (2 (1 - rho)). Saturated (rho >= 1) it is held at rho = 0.95,
+    where the steady state has no meaning anyway."""
+    rho = min(0.95, arrivals_per_s * prefill_s)
+    return rho * prefill_s / (2 * (1 - rho))
 
 
 @dataclass(frozen=True)

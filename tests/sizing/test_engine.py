@@ -11,11 +11,11 @@ import pytest
 from app.sizing import engine as eng
 from app.sizing import memory, timing
 from app.sizing.parallelism import ep_all_to_all_s
-from app.sizing.plan import PlanInputs, plan_fit, plan_throughput
+from app.sizing.plan import PlanInputs, matmul_params_per_token, plan_fit, plan_throughput
 from app.sizing.precision import compute_peak_tflops
 from app.sizing.specs import ModelSpec
 
-from .specs import A100_80, H100_SXM, LLAMA_31_8B
+from .specs import A100_80, H100_SXM, LLAMA_31_8B, QWEN3_30B_A3B
 
 GIB = 2**30
 VLLM = eng.EngineProfile(
@@ -163,8 +163,6 @@ def test_grouped_expert_gemms_stream_slowly_at_one_token_per_expert_and_recover_
     assert timing.grouped_gemm_efficiency(0.6, 1.0) == pytest.approx(0.6)
     assert timing.grouped_gemm_efficiency(0.6, 8.0) == pytest.approx(0.6 + 0.4 * 7 / 8)
     # Prefill of 128 tokens on 128 experts, top-8: every expert touched, 8 tokens each.
-    from .specs import QWEN3_30B_A3B
-
     work = timing.Workload(QWEN3_30B_A3B, "bf16", "bf16", 1, 128, 128)
     assert timing.weights_read(work, 128).tokens_per_expert == pytest.approx(8.0, rel=1e-3)
     assert timing.weights_read(work, 1).tokens_per_expert == 1.0
@@ -178,3 +176,23 @@ def test_uncertainty_is_widened_for_what_the_training_rows_lack():
     ranges, notes = eng.uncertainty_ranges(engine, {"time_per_token_ms": 10.0}, moe=True, architecture="ampere")
     assert ranges["time_per_token_ms"] == pytest.approx([10 * 0.8**2, 10 * 1.25**2])
     assert len(notes) == 2 and ranges["ttft_ms"] is None
+
+
+def test_a_prompt_waits_behind_the_others_prefills_as_in_m_d_1():
+    # Half the time a prefill is running (rho 0.5), each 0.4 s: W = 0.5 x 0.4 / (2 x 0.5) = 0.2 s.
+    assert timing.prefill_wait_s(1.25, 0.4) == pytest.approx(0.2)
+    assert timing.prefill_wait_s(0.0, 0.4) == 0.0
+    # Saturated, the wait is held where the steady state still means something.
+    assert timing.prefill_wait_s(10.0, 0.4) == pytest.approx(0.95 * 0.4 / (2 * 0.05))
+
+
+def test_engines_multiply_no_embedding_lookup_and_prefill_no_lm_head_but_the_last_token():
+    model = replace(LLAMA_31_8B, vocab_size=128_256)
+    table = 128_256 * 4096
+    decode, prefill = matmul_params_per_token(model)
+    assert decode == model.active_params - table
+    assert prefill == model.active_params - 2 * table
+    tied = replace(model, tie_word_embeddings=True, params_total=model.params_total - table)
+    decode, prefill = matmul_params_per_token(tied)
+    assert decode == tied.active_params  # the one table is the head
+    assert prefill == tied.active_params - table
