@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 GIB = 2**30
 IDEAL = "ideal"
@@ -118,9 +119,13 @@ class EngineProfile:
     source: str = ""
     notes: str | None = None
 
+    @cached_property
+    def _by_architecture(self) -> dict[str, KernelEfficiency]:
+        return {e.architecture: e for e in self.efficiencies}
+
     def efficiency(self, architecture: str | None) -> KernelEfficiency:
         """The row for this GPU generation, else the catalog-wide one ("*")."""
-        by_arch = {e.architecture: e for e in self.efficiencies}
+        by_arch = self._by_architecture
         if architecture is not None and architecture in by_arch:
             return by_arch[architecture]
         if ANY_ARCHITECTURE in by_arch:

@@ -15,6 +15,7 @@ TTFT_SLO = "ttft_slo"
 KV_CAPACITY = "kv_capacity"
 TOKEN_BUDGET = "max_batched_tokens"
 MEASURED = "measured"
+MAX_NUM_SEQS = "max_num_seqs"
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,9 @@ def _capacity(fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs) -> fleet
             f"not one sequence of {plan.prompt_tokens + plan.output_tokens} tokens fits in the KV cache "
             f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
         )
+    if derived.bound_by == fleet.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
+        # The engine's max_num_seqs, not the KV cache, capped the batch.
+        derived = replace(derived, bound_by=fleet.MAX_NUM_SEQS)
     if inputs.per_replica_tokens_per_s is not None:
         # A load-test number is the honest one: it wins, and the SLO is taken as met by it.
         return replace(derived, tokens_per_s=inputs.per_replica_tokens_per_s, bound_by=fleet.MEASURED, meets_slo=True)

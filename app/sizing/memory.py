@@ -179,6 +179,11 @@ COMPONENTS = (ATTENTION, DENSE_MLP, EXPERTS, EMBEDDINGS, LM_HEAD)
 
 
 def params_by_component(model: ModelSpec) -> dict[str, float]:
+    return dict(_params_by_component(model))
+
+
+@lru_cache(maxsize=1024)
+def _params_by_component(model: ModelSpec) -> tuple[tuple[str, float], ...]:
     """Parameters per component, from the architecture.
 
     Attention counts the Q, K, V and output projections of a GQA/MHA layer; MLA's low-rank
@@ -201,7 +206,13 @@ def params_by_component(model: ModelSpec) -> dict[str, float]:
         if dense < 0:
             embeddings = lm_head = 0.0
             dense = float(model.params_total - experts)
-    return {ATTENTION: attention, DENSE_MLP: dense, EXPERTS: experts, EMBEDDINGS: embeddings, LM_HEAD: lm_head}
+    return (
+        (ATTENTION, attention),
+        (DENSE_MLP, dense),
+        (EXPERTS, experts),
+        (EMBEDDINGS, embeddings),
+        (LM_HEAD, lm_head),
+    )
 
 
 def checkpoint_weights_by_component(

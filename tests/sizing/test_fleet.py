@@ -119,3 +119,20 @@ def test_ranking_puts_the_cheapest_option_meeting_the_slo_first():
     assert costs == sorted(costs)
     assert all(o.gpu == "h100-sxm" for o in eligible)  # a 70B in bf16 fits no single 24 GB L4
     assert any(o.gpu == "l4" and o.ruled_out for o in options)
+
+
+def test_an_engines_max_num_seqs_caps_the_replica_and_says_so():
+    from dataclasses import replace as _replace
+
+    from app.sizing.engine import UTIL_OF_VISIBLE, EngineProfile
+
+    engine = EngineProfile("vllm", "vLLM", "test", UTIL_OF_VISIBLE, 0.9, 2048, 8, 16)
+    plan = plan_fleet(
+        _replace(LLAMA_31_8B, vocab_size=128_256),
+        H100_SXM,
+        "h100-sxm",
+        PlanInputs(prompt_tokens=256, output_tokens=64, engine=engine),
+        FleetInputs(requests_per_s=1),
+    )
+    assert plan.capacity.concurrency == 8 < plan.fit.result.max_concurrency
+    assert plan.capacity.bound_by == "max_num_seqs"
