@@ -166,6 +166,14 @@ def table(summaries: list[Summary]) -> list[str]:
     return lines
 
 
+def print_tables(results: list[Result], all_heading: str, trusted_heading: str) -> None:
+    """The summary over every row, then over the rows of high or medium trust."""
+    for heading, chosen in ((all_heading, results), (trusted_heading, trusted(results))):
+        print(heading)
+        for line in table(summarise(chosen)):
+            print(line)
+
+
 def write_report(results: list[Result], skipped: list[Skipped], out_dir: Path, source: str) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = out_dir / "accuracy.csv"
@@ -221,12 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     label = f"{args.data} ({len(cases)} figures from {len({c.row_id for c in cases})} rows)"
     print(f"Accuracy of the defaults on {label}" + (f", engine={args.engine}" if args.engine else ""))
     print("error = (predicted - measured) / measured; bias = median signed error")
-    print("All rows:")
-    for line in table(summarise(results)):
-        print(line)
-    print("Rows of high or medium trust (the ones the constants are fitted on):")
-    for line in table(summarise(trusted(results))):
-        print(line)
+    print_tables(results, "All rows:", "Rows of high or medium trust (the ones the constants are fitted on):")
     for r in results:
         if r.error:
             print(f"  {r.case.row_id} {r.case.metric}: no prediction ({r.error})")

@@ -39,7 +39,7 @@ from app.sizing.engine import (
 from app.sizing.errors import SizingError
 from app.sizing.plan import plan_fit, plan_throughput
 from app.sizing.specs import GpuSpec, ModelSpec
-from bench.accuracy import TRUSTED, Result, evaluate, summarise, table, trusted
+from bench.accuracy import TRUSTED, Result, evaluate, print_tables, summarise, table, trusted
 from bench.accuracy_rows import (
     KV_AT_DEFAULTS,
     KV_FROM_BUDGET,
@@ -383,12 +383,7 @@ def cross_validate(rounds: int) -> int:
         ask = in_process(replace(catalog, engines=borrow_generations(fitted, own)))
         held_out.extend(evaluate(c, ask) for c in mine)
         print(f"  left out {source!r}: {len(mine)} figures")
-    print("Leave-one-source-out, all rows:")
-    for line in table(summarise(held_out)):
-        print(line)
-    print("Leave-one-source-out, rows of high or medium trust:")
-    for line in table(summarise(trusted(held_out))):
-        print(line)
+    print_tables(held_out, "Leave-one-source-out, all rows:", "Leave-one-source-out, rows of high or medium trust:")
     return 0
 
 
