@@ -22,7 +22,16 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 bind = f"{os.environ.get('BIND_HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # Planning is CPU-bound and quick: a process per core, capped so a big host does not fork dozens.
 workers = int(os.environ.get("WEB_CONCURRENCY") or min(multiprocessing.cpu_count() * 2 + 1, 8))
-worker_class = "sync"
+# The sync worker, with gunicorn's own error answers (a request line it cannot parse) written
+# as problem+json with an X-Request-ID instead of an HTML page.
+worker_class = "app.gunicorn_worker.ProblemJsonWorker"
+# gunicorn's request-line (4,094 bytes) and header-field (8,190) limits would answer a long GET
+# with an HTML page: the request line is unlimited here (gunicorn still stops at 1 MiB) and
+# header fields may be 64 KiB, so the app's own limits (app/api/edge.py: 16 KiB URLs, 8 KiB per
+# header field, 100 fields, 32 KiB of headers) answer 414 and 431 as problem+json.
+limit_request_line = 0
+limit_request_field_size = 64 * 1024
+limit_request_fields = 200
 # Heartbeat files on tmpfs: a slow disk must not make the arbiter kill healthy workers.
 worker_tmp_dir = "/dev/shm"
 # A request still running after 30 s is a bug (every input is capped): the worker is replaced.

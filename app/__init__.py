@@ -37,7 +37,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]  # keep the documented field order
     observability.configure_logging(config.log_level)
 
-    engine = make_engine(config.database_url)
+    engine = make_engine(config.database_url, config.db_timeouts)
     app.extensions["fleet_sizer"] = {
         "config": config,
         "engine": engine,
@@ -45,12 +45,14 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         "schema_head": schema_head(),
     }
 
-    from app.api import calibrations, catalog, docs, errors, fleet, lab, memo, ops, planning
+    from app.api import calibrations, catalog, db_errors, docs, edge, errors, fleet, lab, memo, ops, planning
     from app.api.lookup import close_session
 
     observability.init_app(app)  # first: its hooks wrap every other one
+    edge.init_app(app)  # before the memo: a remembered answer is no way around the edge's checks
     memo.init_app(app)
     errors.init_app(app)
+    db_errors.init_app(app)
     app.teardown_appcontext(close_session)
     app.register_blueprint(ops.bp)
     app.register_blueprint(planning.bp)

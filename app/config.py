@@ -7,15 +7,21 @@
 | SEED_ON_START | 1 | `flask seed` fills an empty catalog from catalog_seed/; 0 leaves it empty (--force overrides) |
 | LOG_LEVEL | INFO | |
 | API_TOKENS | (none) | comma-separated bearer tokens for catalog writes (16-256 chars); none: writes 403 |
+| DB_CONNECT_TIMEOUT_S | 2 | PostgreSQL: give up a connection attempt after this (libpq's minimum is 2) |
+| DB_STATEMENT_TIMEOUT_MS | 2000 | PostgreSQL statement_timeout; the client stops waiting 1 s later (0: no limit) |
+| DB_KEEPALIVE_IDLE_S | 5 | PostgreSQL: TCP keepalive probes on a connection idle this long |
+| DB_RETRY_MAX_S | 30 | while the database is unreachable, the longest wait between a worker's retries |
+| CORS_ORIGINS | (none) | comma-separated origins (`https://dash.example.com`) allowed to call the API from a browser |
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from app.catalog.db import database_url
+from app.catalog.db import DbTimeouts, database_url
 
 
 class ConfigError(ValueError):
@@ -64,6 +70,15 @@ def _tokens(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get("API_TOKENS", "").split(",") if part.strip())
 
 
+# An origin as a browser sends it: scheme, host and optional port, nothing else.
+ORIGIN_PATTERN = re.compile(r"https?://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?")
+
+
+def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
+    """CORS_ORIGINS split on commas; blanks are ignored, a trailing slash is not an origin."""
+    return tuple(part.strip() for part in env.get("CORS_ORIGINS", "").split(",") if part.strip())
+
+
 @dataclass(frozen=True)
 class Config:
     database_url: str
@@ -72,7 +87,12 @@ class Config:
     log_level: str = "INFO"
     # Bearer tokens for catalog writes; empty means writes are switched off.
     api_tokens: tuple[str, ...] = field(default=(), repr=False)  # secrets stay out of logs
+    # Browser origins answered with CORS headers; empty means no cross-origin access.
+    cors_origins: tuple[str, ...] = ()
     extra: dict[str, object] = field(default_factory=dict)
+    db_timeouts: DbTimeouts = field(default_factory=DbTimeouts)
+    # Backoff cap for a worker's catalog checks while the database is unreachable.
+    db_retry_max_s: int = 30
 
     def __post_init__(self) -> None:
         # Checked here, not only in from_env, so a config given to create_app() is held to it too.
@@ -85,6 +105,13 @@ class Config:
                 # Never echo the token itself: it is a secret.
                 raise ConfigError(f"API_TOKENS entry #{index + 1} {problem}")
         object.__setattr__(self, "api_tokens", tuple(tokens))
+        origins = self.cors_origins
+        if isinstance(origins, str) or not all(isinstance(o, str) for o in origins):
+            raise ConfigError("cors_origins must be a sequence of strings")
+        for origin in origins:
+            if not ORIGIN_PATTERN.fullmatch(origin):
+                raise ConfigError(f"CORS_ORIGINS entry {origin!r} must be an origin such as https://dash.example.com")
+        object.__setattr__(self, "cors_origins", tuple(origins))
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Config:
@@ -98,4 +125,11 @@ class Config:
             seed_on_start=_bool(env, "SEED_ON_START", True),
             log_level=level,
             api_tokens=_tokens(env),
+            cors_origins=_origins(env),
+            db_timeouts=DbTimeouts(
+                connect_s=_int(env, "DB_CONNECT_TIMEOUT_S", 2, 2, 600),
+                statement_ms=_int(env, "DB_STATEMENT_TIMEOUT_MS", 2000, 0, 3_600_000),
+                keepalive_idle_s=_int(env, "DB_KEEPALIVE_IDLE_S", 5, 1, 7200),
+            ),
+            db_retry_max_s=_int(env, "DB_RETRY_MAX_S", 30, 1, 3600),
         )

@@ -89,6 +89,14 @@ CATALOG_ENTRIES = Gauge(
     ["kind"],
     multiprocess_mode="livemostrecent",
 )
+STALE_ANSWERS = Counter(
+    "fleet_sizer_catalog_stale_answers_total",
+    "Planning answers given from a worker's in-memory catalog while the database is unreachable.",
+)
+DATABASE_UNAVAILABLE = Counter(
+    "fleet_sizer_database_unavailable_total",
+    "Requests answered 503 because the database could not be reached or did not answer.",
+)
 BUILD_INFO = Gauge(
     "fleet_sizer_build_info",
     "Always 1; the labels say which build and Python answer.",

@@ -42,7 +42,7 @@ PLANNING = (
 )
 SOAK_URL = PLANNING[0][1]
 
-# A fresh cache-buster on every request (unknown query parameters are ignored): each answer is
+# A fresh cache-buster on every request (query parameters starting with _ are ignored): each answer is
 # computed, none comes from a worker's memo of recent answers.
 UNIQUE_URL_LUA = """
 local threads = 0
@@ -53,7 +53,7 @@ end
 function init(args) counter = 0 end
 function request()
   counter = counter + 1
-  return wrk.format(nil, wrk.path .. "&nocache=" .. id .. "." .. counter)
+  return wrk.format(nil, wrk.path .. "&_nocache=" .. id .. "." .. counter)
 end
 """
 

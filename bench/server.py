@@ -101,7 +101,8 @@ def running_server(
     prepare_multiproc_dir: Any = None,
 ) -> Iterator[Server]:
     """gunicorn with `workers` sync workers on a free loopback port, over a fresh SQLite
-    catalog in `workdir` (a temporary directory by default); stopped on exit."""
+    catalog in `workdir` (a temporary directory by default), or the `DATABASE_URL` of `env`
+    (migrated and seeded first); stopped on exit."""
     with tempfile.TemporaryDirectory(prefix="fleet-sizer-server-") as scratch:
         base = Path(workdir or scratch)
         base.mkdir(parents=True, exist_ok=True)
@@ -110,7 +111,7 @@ def running_server(
         if prepare_multiproc_dir is not None:
             prepare_multiproc_dir(multiproc_dir)
         port = free_port()
-        database_url = f"sqlite:///{base / 'fleet.sqlite3'}"
+        database_url = (env or {}).get("DATABASE_URL") or f"sqlite:///{base / 'fleet.sqlite3'}"
         full_env = {
             **os.environ,
             "DATABASE_URL": database_url,

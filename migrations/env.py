@@ -7,7 +7,7 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import Connection
 
-from app.catalog.db import database_url, make_engine, normalise_url
+from app.catalog.db import DbTimeouts, database_url, make_engine, normalise_url
 from app.catalog.models import Base
 
 config = context.config
@@ -72,7 +72,8 @@ def _run_on_sqlite(connection: Connection) -> None:
 
 def run_migrations_online() -> None:
     """Migrate through the app's own engine factory (SQLite pragmas, psycopg URL)."""
-    engine = make_engine(_url())
+    # Connect and keepalive timeouts, but no statement timeout: a migration may rewrite a table.
+    engine = make_engine(_url(), DbTimeouts(statement_ms=0))
     try:
         with engine.connect() as connection:
             if connection.dialect.name == "sqlite":

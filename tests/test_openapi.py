@@ -482,6 +482,15 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", "/v1/cost", ("application/json", b"{not json"), 400, "Problem"),
     ("POST", "/v1/fit", ("text/plain", b"model=llama-3.1-8b"), 415, "Problem"),
     ("POST", "/v1/fit", ("application/json", b'{"model": "' + b"x" * (2 << 20) + b'"}'), 413, "Problem"),
+    # The edge (app/api/edge.py, app/api/requests.py): limits, characters, unknown parameters.
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&_pad=" + "x" * 17_000, None, 414, "Problem"),
+    ("GET", "/v1/models?_pad=" + "x" * 17_000, None, 414, "Problem"),
+    ("POST", "/v1/fit", ("application/json", b'{"model": ' + b"[" * 1000 + b"]" * 1000 + b"}"), 400, "Problem"),
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&promt_tokens=1", None, 422, "Problem"),
+    ("GET", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm&concurrency=1&concurrency=2", None, 422, "Problem"),
+    ("GET", "/v1/models?cachebuster=1", None, 422, "Problem"),
+    ("GET", "/v1/models/llama%00", None, 404, "Problem"),
+    ("POST", "/v1/fit", {"model": "llama-3.1-8b", "gpu": "h100-sxm", "prompt_tokens": 2048.9}, 422, "Problem"),
 ]
 
 
@@ -515,6 +524,15 @@ def test_real_answers_are_documented(
     assert undocumented(spec, data, documented_schema) == []
     errors = sorted(response_schema(spec, component).iter_errors(data), key=str)
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
+
+
+@pytest.mark.parametrize("url", ["/v1/fit?model=llama-3.1-8b&gpu=h100-sxm", "/v1/gpus", "/healthz"])
+def test_header_limit_answers_are_documented(spec: dict[str, Any], app: Flask, client: FlaskClient, url: str) -> None:
+    response = client.get(url, headers={"X-Padding": "x" * 9_000})
+    assert response.status_code == 431
+    documented = resolve(spec, matching_operation(spec, app, "GET", url)["responses"]["431"])
+    assert response.mimetype in documented["content"]
+    assert not list(response_schema(spec, "Problem").iter_errors(response.get_json()))
 
 
 def request_examples(spec: dict[str, Any]) -> Iterator[tuple[str, str, Any]]:
@@ -596,16 +614,18 @@ def test_every_planning_and_catalog_answer_offers_json_and_csv(spec: dict[str, A
 
 
 def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
+    # Every operation also answers 414 (URL) and 431 (headers) from the edge (app/api/edge.py).
+    edge = {"414", "431"}
     expected_statuses = {
-        ("/v1/fit", "GET"): {"404", "422"},
-        ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"},
-        ("/v1/models", "GET"): {"422"},
-        ("/v1/models/{slug}", "GET"): {"404", "422"},
-        ("/v1/engines", "GET"): {"422"},
-        ("/v1/engines/{name}", "GET"): {"404", "422"},
-        ("/v1/engines/{name}", "DELETE"): {"401", "403", "404", "412", "428"},
-        ("/readyz", "GET"): {"503"},
-        ("/healthz", "GET"): set(),
+        ("/v1/fit", "GET"): {"404", "422"} | edge,
+        ("/v1/fit", "POST"): {"400", "404", "413", "415", "422"} | edge,
+        ("/v1/models", "GET"): {"422"} | edge,
+        ("/v1/models/{slug}", "GET"): {"404", "422"} | edge,
+        ("/v1/engines", "GET"): {"422"} | edge,
+        ("/v1/engines/{name}", "GET"): {"404", "422"} | edge,
+        ("/v1/engines/{name}", "DELETE"): {"401", "403", "404", "412", "428"} | edge,
+        ("/readyz", "GET"): {"503"} | edge,
+        ("/healthz", "GET"): edge,
     }
     for path, method, operation in operations(spec):
         responses = operation["responses"]

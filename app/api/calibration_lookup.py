@@ -12,7 +12,8 @@ CHECK_INTERVAL_S (one aggregate query: calibrations are only ever inserted and d
 their ids never reused, so the row count and the largest id tell every change) and dropped at
 once by the worker that writes. It is also rebuilt whenever the catalog copy is, since the
 model families and sizes the nearest match reads come from the catalog. `serial()` numbers the
-copies, so that memo.py's remembered answers change with it.
+copies, so that memo.py's remembered answers change with it. While the database is unreachable
+the last copy is served, with lookup.py's `Outage` backoff and a note in the answer.
 """
 
 from __future__ import annotations
@@ -29,13 +30,23 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+from app import observability
 from app.catalog import calibrations as store
 from app.catalog.models import Calibration, Model
 from app.sizing.plan import PlanInputs, resolve_target
 from app.sizing.precision import choose_weight_precision
 from app.sizing.specs import GpuSpec, ModelSpec
 
-from .lookup import CHECK_INTERVAL_S, EXTENSION, catalog, resolve_gpu, resolve_model
+from .lookup import (
+    CHECK_INTERVAL_S,
+    EXTENSION,
+    Outage,
+    catalog,
+    catalog_cache,
+    resolve_gpu,
+    resolve_model,
+    stale_note,
+)
 
 log = logging.getLogger(__name__)
 
@@ -133,12 +144,14 @@ EMPTY = CalibrationSnapshot((), -1, {}, {}, -math.inf, 0)
 class CalibrationCache:
     """One worker's copy of the newest calibration per planning key."""
 
-    def __init__(self, engine: Engine, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, engine: Engine, sessions: sessionmaker[Session], outage: Outage | None = None) -> None:
         self._engine = engine
         self._sessions = sessions
         self._snapshot: CalibrationSnapshot | None = None
         self._loads = 0
         self._checked_at = -math.inf
+        # Shared with the catalog copy (the same database): one failed check per request at most.
+        self.outage = outage or Outage()
 
     def get(self, catalog_serial: int) -> CalibrationSnapshot:
         started = time.monotonic()
@@ -147,14 +160,23 @@ class CalibrationCache:
         if fresh and started - self._checked_at < CHECK_INTERVAL_S:
             assert snapshot is not None
             return snapshot
-        with self._engine.connect() as connection:
-            current = tuple(connection.execute(FINGERPRINT).one())
-        self._checked_at = started
-        if snapshot is None or not fresh or snapshot.fingerprint != current:
-            self._loads += 1
-            with self._sessions() as db:
-                snapshot = self._load(db, current, catalog_serial, self._loads)
-            self._snapshot = snapshot
+        if snapshot is not None and self.outage.waiting(started):
+            return snapshot
+        try:
+            with self._engine.connect() as connection:
+                current = tuple(connection.execute(FINGERPRINT).one())
+            self._checked_at = started
+            if snapshot is None or not fresh or snapshot.fingerprint != current:
+                with self._sessions() as db:
+                    loaded = self._load(db, current, catalog_serial, self._loads + 1)
+                self._loads += 1
+                snapshot = self._snapshot = loaded
+        except SQLAlchemyError as exc:
+            if snapshot is None:
+                raise
+            self.outage.failed(time.monotonic(), exc, "calibrations")
+            return snapshot
+        self.outage.ended("calibrations")
         return snapshot
 
     def invalidate(self) -> None:
@@ -177,8 +199,23 @@ def calibration_cache(app: Flask | None = None) -> CalibrationCache:
     extension = (app or current_app).extensions[EXTENSION]
     cache: CalibrationCache | None = extension.get(CACHE_KEY)
     if cache is None:
-        cache = extension[CACHE_KEY] = CalibrationCache(extension["engine"], extension["sessionmaker"])
+        outage = catalog_cache(app).outage
+        cache = extension[CACHE_KEY] = CalibrationCache(extension["engine"], extension["sessionmaker"], outage)
     return cache
+
+
+def stale_notes() -> list[str]:
+    """What an answer planned while the database is unreachable says about it."""
+    note = stale_note()
+    if note is None:
+        return []
+    observability.STALE_ANSWERS.inc()
+    return [note]
+
+
+def outage_key() -> tuple[Any, ...]:
+    """Part of a remembered answer's key: an answer given during an outage carries its note."""
+    return (stale_note(),)
 
 
 def invalidate_calibration_cache(app: Flask | None = None) -> None:
@@ -333,6 +370,8 @@ def annotate(body: dict[str, Any], applied: Applied | None, *, measured: bool = 
     body["basis"] = MEASURED if measured else DATASHEET if applied is None else applied.basis
     described = None if applied is None else applied.describe()
     body["calibration"] = described
+    if isinstance(body.get("warnings"), list):
+        body["warnings"].extend(stale_notes())
     if applied is not None and described is not None and isinstance(body.get("warnings"), list):
         record = applied.record
         assert record is not None

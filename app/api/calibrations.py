@@ -26,11 +26,12 @@ from .catalog_schemas import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from .errors import ApiError
 from .lookup import resolve_gpu, resolve_model, session
 from .render import respond, wants
-from .requests import json_payload
+from .requests import json_payload, query_args
 from .schemas import (
     MAX_CONCURRENCY,
     MAX_OUTPUT_TOKENS,
     MAX_PROMPT_TOKENS,
+    Integer,
     _precision_validator,
     count,
     positive,
@@ -63,9 +64,9 @@ class PointSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    concurrency = fields.Integer(required=True, validate=count(1, MAX_CONCURRENCY))
-    prompt_tokens = fields.Integer(required=True, validate=count(1, MAX_PROMPT_TOKENS))
-    output_tokens = fields.Integer(required=True, validate=count(1, MAX_OUTPUT_TOKENS))
+    concurrency = Integer(required=True, validate=count(1, MAX_CONCURRENCY))
+    prompt_tokens = Integer(required=True, validate=count(1, MAX_PROMPT_TOKENS))
+    output_tokens = Integer(required=True, validate=count(1, MAX_OUTPUT_TOKENS))
     tpot_ms = fields.Float(allow_none=True, validate=positive(1e7))
     itl_ms = fields.Float(allow_none=True, validate=positive(1e7))
     ttft_ms = fields.Float(allow_none=True, validate=positive(1e7))
@@ -94,11 +95,11 @@ class CalibrationCreateSchema(Schema):
     model = _slug()
     gpu = _slug()
     mig_profile = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
-    tensor_parallel = fields.Integer(allow_none=True, validate=count(1, 1024))
+    tensor_parallel = Integer(allow_none=True, validate=count(1, 1024))
     weight_precision = fields.String(allow_none=True, validate=_precision_validator("auto"))
     kv_precision = fields.String(load_default="bf16", validate=_precision_validator())
     engine = fields.Nested(EngineSchema, required=True)
-    max_batched_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
+    max_batched_tokens = Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
     gpu_memory_utilization = fields.Float(allow_none=True, validate=positive(1))
     points = fields.List(
         fields.Nested(PointSchema),
@@ -127,15 +128,15 @@ class CalibrationCreateSchema(Schema):
 
 
 class CalibrationListQuery(Schema):
-    """GET /v1/calibrations filters; unknown parameters are ignored (cache-busters)."""
+    """GET /v1/calibrations filters (unknown names are refused before loading, app/api/requests.py)."""
 
     class Meta:
         unknown = EXCLUDE
 
     model = fields.String(validate=validate.Length(min=1, max=SLUG_LENGTH))
     gpu = fields.String(validate=validate.Length(min=1, max=SLUG_LENGTH))
-    limit = fields.Integer(load_default=DEFAULT_LIMIT, validate=count(1, MAX_LIMIT))
-    offset = fields.Integer(load_default=0, validate=count(0, MAX_OFFSET))
+    limit = Integer(load_default=DEFAULT_LIMIT, validate=count(1, MAX_LIMIT))
+    offset = Integer(load_default=0, validate=count(0, MAX_OFFSET))
 
 
 def _body() -> dict[str, Any]:
@@ -224,8 +225,8 @@ def create_calibration() -> Response:
 def list_calibrations() -> Response:
     """Calibrations, newest first, filtered by model and GPU slug; one row each in CSV."""
     wants()
-    args = {key: request.args.getlist(key)[-1] for key in request.args if key != "format"}
-    query = CalibrationListQuery().load({k: v for k, v in args.items() if v.strip()})
+    schema = CalibrationListQuery()
+    query = schema.load({k: v for k, v in query_args(schema).items() if v.strip()})
     rows, total = store.filter_calibrations(session(), **query)
     in_use = calibrations().in_use
     items = [store.calibration_to_dict(row, in_use=row.id in in_use, full=False) for row in rows]

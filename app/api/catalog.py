@@ -42,7 +42,7 @@ from .catalog_schemas import (
 from .errors import ApiError
 from .lookup import invalidate_catalog_cache, session
 from .render import JSON, respond, wants
-from .requests import json_payload
+from .requests import json_payload, query_args
 
 bp = Blueprint("catalog", __name__, url_prefix="/v1")
 bp.after_request(add_challenge)
@@ -79,9 +79,8 @@ def _body() -> dict[str, Any]:
 
 
 def _query(schema: Schema) -> dict[str, Any]:
-    """Query parameters through a filter schema; the last of repeated values wins."""
-    args = {key: request.args.getlist(key)[-1] for key in request.args if key != "format"}
-    loaded: dict[str, Any] = schema.load(args)
+    """Query parameters through a filter schema (unknown or repeated names are a 422)."""
+    loaded: dict[str, Any] = schema.load(query_args(schema))
     return loaded
 
 

@@ -516,7 +516,7 @@ _FALSE = {"false", "False", "FALSE", "0"}
 
 
 class _ListQuery(Schema):
-    """Pagination shared by the lists; unknown parameters are ignored (cache-busters)."""
+    """Pagination shared by the lists (unknown names are refused before loading, app/api/requests.py)."""
 
     class Meta:
         unknown = EXCLUDE

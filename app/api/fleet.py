@@ -30,7 +30,7 @@ from .lookup import catalog_gpus, resolve_gpu, resolve_model
 from .planning import engine_fields, with_engine
 from .render import respond
 from .requests import parse
-from .schemas import InlineGpuSchema, SlugOrInline, ThroughputSchema, count, positive
+from .schemas import InlineGpuSchema, Integer, SlugOrInline, ThroughputSchema, count, positive
 
 bp = Blueprint("fleet", __name__, url_prefix="/v1")
 
@@ -57,13 +57,13 @@ class FleetSchema(ThroughputSchema):
     ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
     tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
     per_replica_tokens_per_s = fields.Float(allow_none=True, validate=positive(1e9))
-    spare_replicas = fields.Integer(load_default=1, validate=count(0, 1000))
-    zones = fields.Integer(load_default=1, validate=count(1, 64))
+    spare_replicas = Integer(load_default=1, validate=count(0, 1000))
+    zones = Integer(load_default=1, validate=count(1, 64))
     headroom = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=10))
     hours_per_month = fields.Float(load_default=730.0, validate=validate.Range(min=0, max=744))
     load_gb_per_s = fields.Float(load_default=2.0, validate=positive(1e4))
     engine_startup_s = fields.Float(load_default=60.0, validate=validate.Range(min=0, max=3600))
-    limit = fields.Integer(load_default=20, validate=count(1, 500))
+    limit = Integer(load_default=20, validate=count(1, 500))
     deployment = fields.String(allow_none=True, validate=validate.Regexp(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))
     prometheus_url = fields.String(load_default="http://prometheus.monitoring:9090", validate=validate.Length(max=500))
     forecast = fields.List(

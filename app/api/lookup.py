@@ -10,18 +10,27 @@ from any worker, replica or the CLI changes the fingerprint, and the worker relo
 Measured under gunicorn (`make bench`, 2 workers): checking on every request cost planning
 GETs 15 to 40 % of their requests/s (0.18 ms of a ~0.6 ms answer); once a second it costs
 nothing measurable, for edits that reach the other workers up to a second later.
+
+When that check or a reload fails with a database error and the worker has a copy, planning
+goes on from the copy (`Outage`): the answer's `warnings` say since when, the
+fleet_sizer_catalog_stale_answers_total metric counts it, and the next check waits twice as
+long each time (CHECK_INTERVAL_S doubling up to DB_RETRY_MAX_S), so an outage does not cost
+every request a connection timeout. The first check that succeeds ends it.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from flask import Flask, current_app, g
 from sqlalchemy import Engine, func, literal, select, union_all
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app import observability
@@ -34,6 +43,8 @@ from app.sizing.specs import GpuSpec, ModelSpec
 
 from .errors import ApiError
 
+log = logging.getLogger(__name__)
+
 EXTENSION = "fleet_sizer"
 CACHE_KEY = "catalog_cache"
 # A backstop only: on SQLite, timestamps have one-second resolution, so a delete and a
@@ -45,6 +56,44 @@ MAX_SNAPSHOT_AGE_S = 60.0
 # next request); edits and deletions made through another worker or replica reach this one
 # within this interval. The worker that writes drops its own copy at once.
 CHECK_INTERVAL_S = 1.0
+# The longest wait between checks while the database is unreachable (DB_RETRY_MAX_S).
+DEFAULT_RETRY_MAX_S = 30.0
+
+
+class Outage:
+    """A worker's view of a database it cannot reach: since when, and when to try again.
+
+    Each failed check doubles the wait before the next one (from CHECK_INTERVAL_S up to
+    `retry_max_s`); until then the copy is served without asking the database."""
+
+    def __init__(self, retry_max_s: float = DEFAULT_RETRY_MAX_S) -> None:
+        self.retry_max_s = retry_max_s
+        self.since: datetime | None = None
+        self.failures = 0
+        self.retry_at = -math.inf
+
+    def failed(self, now: float, exc: BaseException, what: str) -> None:
+        if self.since is None:
+            self.since = datetime.now(UTC)
+            log.warning("database unreachable, %s served from memory: %s", what, exc.__class__.__name__)
+        self.failures += 1
+        self.retry_at = now + min(CHECK_INTERVAL_S * 2 ** (self.failures - 1), self.retry_max_s)
+
+    def ended(self, what: str) -> None:
+        if self.since is not None:
+            log.warning("database reachable again, %s reloaded from it", what)
+        self.since = None
+        self.failures = 0
+        self.retry_at = -math.inf
+
+    def waiting(self, now: float) -> bool:
+        return self.since is not None and now < self.retry_at
+
+    def note(self, what: str) -> str | None:
+        if self.since is None:
+            return None
+        since = self.since.isoformat(timespec="seconds").replace("+00:00", "Z")
+        return f"{what} served from memory: the database is unreachable since {since}"
 
 
 def _table_fingerprint(table: type[Model] | type[Gpu] | type[EngineRow]) -> Any:
@@ -81,12 +130,15 @@ class CatalogSnapshot:
 class CatalogCache:
     """One worker's copy of the catalog (the specs are frozen, so requests share them)."""
 
-    def __init__(self, engine: Engine, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self, engine: Engine, sessions: sessionmaker[Session], retry_max_s: float = DEFAULT_RETRY_MAX_S
+    ) -> None:
         self._engine = engine
         self._sessions = sessions
         self._snapshot: CatalogSnapshot | None = None
         self._loads = 0
         self._checked_at = -math.inf
+        self.outage = Outage(retry_max_s)
 
     def fingerprint(self) -> tuple[Any, ...]:
         """One round trip: per table, the row count, the sum of versions, the largest id and
@@ -101,15 +153,24 @@ class CatalogCache:
         snapshot = self._snapshot
         if snapshot is not None and not recheck and started - self._checked_at < CHECK_INTERVAL_S:
             return snapshot, False
-        # The fingerprint is read before the rows: a write landing in between makes the copy
-        # newer than its fingerprint, which costs one more reload, never a stale copy.
-        current = self.fingerprint()
-        self._checked_at = started
-        if snapshot is None or snapshot.fingerprint != current or started - snapshot.loaded_at > MAX_SNAPSHOT_AGE_S:
-            self._loads += 1
-            with self._sessions() as db:
-                snapshot = self._load(db, current, self._loads)
-            self._snapshot = snapshot
+        if snapshot is not None and self.outage.waiting(started):
+            return snapshot, True
+        try:
+            # The fingerprint is read before the rows: a write landing in between makes the copy
+            # newer than its fingerprint, which costs one more reload, never a stale copy.
+            current = self.fingerprint()
+            self._checked_at = started
+            if snapshot is None or snapshot.fingerprint != current or started - snapshot.loaded_at > MAX_SNAPSHOT_AGE_S:
+                with self._sessions() as db:
+                    loaded = self._load(db, current, self._loads + 1)
+                self._loads += 1
+                snapshot = self._snapshot = loaded
+        except SQLAlchemyError as exc:
+            if snapshot is None:
+                raise
+            self.outage.failed(time.monotonic(), exc, "catalog")
+            return snapshot, True
+        self.outage.ended("catalog")
         return snapshot, True
 
     def invalidate(self) -> None:
@@ -128,8 +189,14 @@ def catalog_cache(app: Flask | None = None) -> CatalogCache:
     extension = (app or current_app).extensions[EXTENSION]
     cache: CatalogCache | None = extension.get(CACHE_KEY)
     if cache is None:
-        cache = extension[CACHE_KEY] = CatalogCache(extension["engine"], extension["sessionmaker"])
+        retry_max_s = extension["config"].db_retry_max_s if "config" in extension else DEFAULT_RETRY_MAX_S
+        cache = extension[CACHE_KEY] = CatalogCache(extension["engine"], extension["sessionmaker"], retry_max_s)
     return cache
+
+
+def stale_note() -> str | None:
+    """The warning an answer planned on the copy carries while the database is unreachable."""
+    return catalog_cache().outage.note("catalog")
 
 
 def invalidate_catalog_cache(app: Flask | None = None) -> None:

@@ -24,6 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.observability import PLANNING_CACHE
 
+from .calibration_lookup import outage_key
 from .calibration_lookup import serial as calibration_serial
 from .lookup import catalog
 
@@ -76,7 +77,7 @@ def _key() -> tuple[Any, ...] | None:
         return None
     try:
         # Answers read the catalog and the calibrations: a new copy of either is a new key.
-        copies = (catalog().serial, calibration_serial())
+        copies = (catalog().serial, calibration_serial(), outage_key())
     except SQLAlchemyError:
         return None  # no catalog: let the view answer (an inline spec needs none)
     return (request.endpoint, request.query_string, request.headers.get("Accept", ""), copies)

@@ -2,7 +2,9 @@
 
 CSV is for spreadsheets (Google Sheets IMPORTDATA, Excel Power Query): UTF-8, a header row,
 a stable column order, `.` decimals, no thousands separators; nested objects become
-`parent_child` columns and lists become one cell.
+`parent_child` columns and lists become one cell. Text cells that a spreadsheet would read as
+a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) are prefixed with `'`;
+numbers are written as numbers, negative ones included.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import csv
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from flask import Response, current_app, json, request
@@ -20,6 +23,8 @@ from .errors import ApiError
 JSON = "application/json"
 CSV = "text/csv"
 FORMATS = {"json": JSON, "csv": CSV}
+# What makes Excel, LibreOffice or Google Sheets read a cell as a formula.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def wants() -> str:
@@ -45,7 +50,12 @@ def _cell(value: Any) -> str:
         return repr(value)
     if isinstance(value, (list, tuple)):
         return " | ".join(_cell(v) for v in value)
-    return str(value)
+    if isinstance(value, (int, Decimal)):
+        return str(value)
+    text = str(value)
+    # A text cell a spreadsheet would run as a formula (OWASP "CSV injection") gets a leading
+    # apostrophe; numbers are numbers, so a negative figure stays -1.5, not '-1.5.
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

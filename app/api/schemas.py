@@ -42,6 +42,16 @@ def _precision_validator(*extra: str) -> validate.Validator:
     return _Precision()
 
 
+class Integer(fields.Integer):
+    """A whole number, in JSON as in a query string: 2048 and 2048.0 load as 2048; 2048.9 is
+    refused instead of truncated (marshmallow's Integer truncates floats by default)."""
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, float) and not value.is_integer():
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
 # The smallest value a "positive" figure may take: small enough for any real input, large
 # enough that no quotient of in-range inputs overflows a float (1 KB of memory, 1 MB/s).
 POSITIVE_FLOOR = 1e-6
@@ -62,26 +72,26 @@ class ModelShapeSchema(Schema):
     class Meta:
         unknown = RAISE
 
-    params_total = fields.Integer(required=True, validate=count(1, MAX_PARAMS))
-    params_active = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
-    layers = fields.Integer(required=True, validate=count(1, 10_000))
-    hidden_size = fields.Integer(required=True, validate=count(1, 1_000_000))
-    attention_heads = fields.Integer(required=True, validate=count(1, 100_000))
-    kv_heads = fields.Integer(required=True, validate=count(1, 100_000))
-    head_dim = fields.Integer(allow_none=True, validate=count(1, 100_000))
+    params_total = Integer(required=True, validate=count(1, MAX_PARAMS))
+    params_active = Integer(allow_none=True, validate=count(1, MAX_PARAMS))
+    layers = Integer(required=True, validate=count(1, 10_000))
+    hidden_size = Integer(required=True, validate=count(1, 1_000_000))
+    attention_heads = Integer(required=True, validate=count(1, 100_000))
+    kv_heads = Integer(required=True, validate=count(1, 100_000))
+    head_dim = Integer(allow_none=True, validate=count(1, 100_000))
     attention = fields.String(allow_none=True, validate=validate.OneOf(ATTENTION_KINDS))
-    kv_lora_rank = fields.Integer(allow_none=True, validate=count(1, 1_000_000))
-    qk_rope_head_dim = fields.Integer(allow_none=True, validate=count(0, 100_000))
-    sliding_window = fields.Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
-    sliding_window_layers = fields.Integer(allow_none=True, validate=count(0, 10_000))
-    experts = fields.Integer(allow_none=True, validate=count(1, 100_000))
-    experts_per_token = fields.Integer(allow_none=True, validate=count(1, 100_000))
-    expert_params = fields.Integer(allow_none=True, validate=count(1, MAX_PARAMS))
-    max_context = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
-    vocab_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
-    intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
-    moe_intermediate_size = fields.Integer(allow_none=True, validate=count(1, 100_000_000))
-    shared_experts = fields.Integer(allow_none=True, validate=count(0, 100_000))
+    kv_lora_rank = Integer(allow_none=True, validate=count(1, 1_000_000))
+    qk_rope_head_dim = Integer(allow_none=True, validate=count(0, 100_000))
+    sliding_window = Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
+    sliding_window_layers = Integer(allow_none=True, validate=count(0, 10_000))
+    experts = Integer(allow_none=True, validate=count(1, 100_000))
+    experts_per_token = Integer(allow_none=True, validate=count(1, 100_000))
+    expert_params = Integer(allow_none=True, validate=count(1, MAX_PARAMS))
+    max_context = Integer(allow_none=True, validate=count(1, 100_000_000))
+    vocab_size = Integer(allow_none=True, validate=count(1, 100_000_000))
+    intermediate_size = Integer(allow_none=True, validate=count(1, 100_000_000))
+    moe_intermediate_size = Integer(allow_none=True, validate=count(1, 100_000_000))
+    shared_experts = Integer(allow_none=True, validate=count(0, 100_000))
     tie_word_embeddings = fields.Boolean(allow_none=True)
     # Components the checkpoint's format quantizes (null: the format's convention).
     quantized_components = fields.List(
@@ -138,7 +148,7 @@ class InlineModelSchema(ModelShapeSchema):
     license = fields.String(allow_none=True, validate=validate.Length(max=500))
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))
     notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
-    version = fields.Integer(allow_none=True, validate=count(0, 2**31 - 1))
+    version = Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> ModelSpec:
@@ -199,10 +209,10 @@ class MigProfileSchema(Schema):
         unknown = RAISE
 
     name = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    compute_slices = fields.Integer(required=True, validate=count(1, 7))
-    memory_slices = fields.Integer(required=True, validate=count(1, 8))
+    compute_slices = Integer(required=True, validate=count(1, 7))
+    memory_slices = Integer(required=True, validate=count(1, 8))
     memory_gb = fields.Float(required=True, validate=positive(1e5))
-    max_instances = fields.Integer(required=True, validate=count(1, 7))
+    max_instances = Integer(required=True, validate=count(1, 7))
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> MigProfile:
@@ -242,7 +252,7 @@ class InlineGpuSchema(GpuFiguresSchema):
         fields.String(validate=validate.Length(max=32)), allow_none=True, validate=validate.Length(max=32)
     )
     interconnect = fields.Nested(InterconnectSchema, allow_none=True)
-    gpus_per_node = fields.Integer(load_default=8, validate=count(1, 1024))
+    gpus_per_node = Integer(load_default=8, validate=count(1, 1024))
     host_cpu_cores = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e4))
     mig_profiles = fields.List(fields.Nested(MigProfileSchema), load_default=list, validate=validate.Length(max=64))
     # Catalog fields that planning does not use.
@@ -254,7 +264,7 @@ class InlineGpuSchema(GpuFiguresSchema):
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))
     confidence = fields.String(allow_none=True, validate=validate.Length(max=64))
     notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
-    version = fields.Integer(allow_none=True, validate=count(0, 2**31 - 1))
+    version = Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> GpuSpec:
@@ -306,12 +316,12 @@ class FitSchema(Schema):
     model = SlugOrInline(InlineModelSchema, required=True)
     gpu = SlugOrInline(InlineGpuSchema, required=True)
     mig_profile = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
-    tensor_parallel = fields.Integer(allow_none=True, validate=count(1, 1024))
+    tensor_parallel = Integer(allow_none=True, validate=count(1, 1024))
     weight_precision = _precision_field(allow_none=True, extra=("auto",))
     kv_precision = _precision_field(load_default="bf16")
-    prompt_tokens = fields.Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
-    output_tokens = fields.Integer(load_default=512, validate=count(1, MAX_OUTPUT_TOKENS))
-    concurrency = fields.Integer(load_default=1, validate=count(1, MAX_CONCURRENCY))
+    prompt_tokens = Integer(load_default=2048, validate=count(1, MAX_PROMPT_TOKENS))
+    output_tokens = Integer(load_default=512, validate=count(1, MAX_OUTPUT_TOKENS))
+    concurrency = Integer(load_default=1, validate=count(1, MAX_CONCURRENCY))
     # None: the engine's default (0.9 for ideal and vLLM, SGLang's mem_fraction_static…).
     gpu_memory_utilization = fields.Float(allow_none=True, validate=positive(1))
     # Given, it replaces the engine's reservations (ideal: 0).
@@ -320,10 +330,10 @@ class FitSchema(Schema):
     engine = fields.String(load_default=DEFAULT_ENGINE, validate=validate.Length(min=1, max=64))
     # The replica's weights as the checkpoint weighs them (e.g. summed from safetensors).
     weights_bytes = fields.Float(allow_none=True, validate=positive(1e15))
-    expert_parallel = fields.Integer(allow_none=True, validate=count(1, 1024))
-    max_num_seqs = fields.Integer(allow_none=True, validate=count(1, MAX_CONCURRENCY))
+    expert_parallel = Integer(allow_none=True, validate=count(1, 1024))
+    max_num_seqs = Integer(allow_none=True, validate=count(1, MAX_CONCURRENCY))
     # The per-step token budget; an engine's profiling pass over it sets its activation peak.
-    max_batched_tokens = fields.Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
+    max_batched_tokens = Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
 
     def inputs(self, data: dict[str, Any]) -> PlanInputs:
         """The typed request; `engine` stays out (the view resolves it in the catalog)."""
@@ -347,7 +357,7 @@ class ThroughputSchema(FitSchema):
     price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
     kv_read_context = fields.String(load_default=AVERAGE, validate=validate.OneOf((AVERAGE, FULL)))
     sweep = fields.List(
-        fields.Integer(validate=count(1, MAX_CONCURRENCY)),
+        Integer(validate=count(1, MAX_CONCURRENCY)),
         load_default=list,
         validate=validate.Length(max=MAX_SWEEP, error=f"at most {MAX_SWEEP} concurrencies"),
     )
@@ -382,9 +392,9 @@ def load(schema: Schema, payload: dict[str, Any], *, strict: bool) -> dict[str, 
 class RooflineSchema(Schema):
     """Inputs of /v1/roofline: one GEMM C[M,N] = A[M,K] x B[K,N] on a GPU or on given peaks."""
 
-    m = fields.Integer(required=True, validate=count(1, 10_000_000))
-    k = fields.Integer(required=True, validate=count(1, 10_000_000))
-    n = fields.Integer(required=True, validate=count(1, 10_000_000))
+    m = Integer(required=True, validate=count(1, 10_000_000))
+    k = Integer(required=True, validate=count(1, 10_000_000))
+    n = Integer(required=True, validate=count(1, 10_000_000))
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
     peak_tflops = fields.Float(allow_none=True, validate=positive(1e7))
     memory_bandwidth_tb_per_s = fields.Float(allow_none=True, validate=positive(1e3))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psycopg
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -48,11 +50,91 @@ def _is_sqlite_memory(url: URL) -> bool:
     return database in ("", ":memory:") or url.query.get("mode") == "memory"
 
 
-def make_engine(url: str | URL) -> Engine:
-    """An engine with pre-ping; for SQLite also foreign keys, WAL and a busy timeout."""
+@dataclass(frozen=True)
+class DbTimeouts:
+    """How long a worker waits on PostgreSQL before it gives up (DB_* settings).
+
+    `connect_s` bounds a whole connection attempt (libpq's connect_timeout). `statement_ms`
+    is the server's statement_timeout (0: none); the client also stops waiting for any answer
+    (a query, a commit, the pool's ping) `statement_ms` + ANSWER_MARGIN_S after asking, so a
+    database that stops answering without closing the connection (a hung host, a frozen
+    proxy) costs a request seconds, not gunicorn's worker timeout. TCP keepalives probe idle
+    pooled connections after `keepalive_idle_s`, so a peer that vanished is noticed.
+    """
+
+    connect_s: int = 2
+    statement_ms: int = 2000
+    keepalive_idle_s: int = 5
+
+    @property
+    def answer_s(self) -> float | None:
+        return self.statement_ms / 1000 + ANSWER_MARGIN_S if self.statement_ms else None
+
+
+# Past the server's statement_timeout, how long the client still waits for its error.
+ANSWER_MARGIN_S = 1.0
+KEEPALIVE_INTERVAL_S = 2
+KEEPALIVE_COUNT = 3
+# psycopg's own polling interval for a blocking wait (how often it looks for Ctrl-C).
+WAIT_INTERVAL_S = 0.1
+
+
+class DatabaseNotAnswering(psycopg.OperationalError):
+    """The server sent nothing back within the answer timeout; the connection is closed."""
+
+
+class BoundedConnection(psycopg.Connection[Any]):
+    """A psycopg connection that waits at most `answer_timeout_s` for any one answer.
+
+    psycopg routes every round trip of a blocking connection (execute, fetch, commit,
+    rollback) through `wait`; past the deadline the connection is closed, so SQLAlchemy
+    sees a disconnect, drops it and the rest of its pool."""
+
+    answer_timeout_s: float | None = None
+
+    def wait(self, gen: Any, interval: float = WAIT_INTERVAL_S, timeout: float | None = None) -> Any:
+        limit = self.answer_timeout_s
+        if limit is None or timeout is not None:
+            return super().wait(gen, interval, timeout)
+        try:
+            return super().wait(gen, interval, limit)
+        except psycopg.errors._WaitTimeout:
+            self.pgconn.finish()
+            raise DatabaseNotAnswering(f"the database did not answer within {limit:g} s") from None
+
+
+def _postgres_connect_args(timeouts: DbTimeouts) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "connect_timeout": timeouts.connect_s,
+        "keepalives": 1,
+        "keepalives_idle": timeouts.keepalive_idle_s,
+        "keepalives_interval": KEEPALIVE_INTERVAL_S,
+        "keepalives_count": KEEPALIVE_COUNT,
+    }
+    if timeouts.statement_ms:
+        args["options"] = f"-c statement_timeout={timeouts.statement_ms}"
+    return args
+
+
+def _install_answer_timeout(engine: Engine, timeouts: DbTimeouts) -> None:
+    @event.listens_for(engine, "do_connect")
+    def _connect(_dialect: Any, _record: Any, cargs: Any, cparams: dict[str, Any]) -> Any:
+        connection = BoundedConnection.connect(*cargs, **cparams)
+        connection.answer_timeout_s = timeouts.answer_s
+        return connection
+
+
+def make_engine(url: str | URL, timeouts: DbTimeouts | None = None) -> Engine:
+    """An engine with pre-ping; for PostgreSQL also connect, statement, answer and keepalive
+    timeouts; for SQLite foreign keys, WAL and a busy timeout."""
     sa_url = make_url(url)
     if sa_url.get_backend_name() != "sqlite":
-        return create_engine(sa_url, pool_pre_ping=True)
+        timeouts = timeouts or DbTimeouts()
+        if sa_url.get_driver_name() != "psycopg":
+            return create_engine(sa_url, pool_pre_ping=True)
+        engine = create_engine(sa_url, pool_pre_ping=True, connect_args=_postgres_connect_args(timeouts))
+        _install_answer_timeout(engine, timeouts)
+        return engine
 
     kwargs: dict[str, Any] = {"pool_pre_ping": True}
     if _is_sqlite_memory(sa_url):

@@ -132,9 +132,19 @@ def test_an_unknown_filter_value_is_422_naming_it(
     assert field in response.get_json()["errors"]
 
 
-def test_unknown_parameters_and_blank_values_are_ignored(client: FlaskClient) -> None:
-    page = get_ok(client, "/v1/models", cachebuster="123", family="", attention="")
+def test_cache_busters_and_blank_values_are_ignored(client: FlaskClient) -> None:
+    page = get_ok(client, "/v1/models", _cachebuster="123", _="1700000000", family="", attention="")
     assert page["total"] == get_ok(client, "/v1/models")["total"]
+
+
+@pytest.mark.parametrize("path", ["/v1/models", "/v1/gpus", "/v1/engines", "/v1/calibrations"])
+def test_an_unknown_or_repeated_list_parameter_is_422_naming_it(client: FlaskClient, path: str) -> None:
+    unknown = client.get(path, query_string={"cachebuster": "123"})
+    assert unknown.status_code == 422
+    assert list(unknown.get_json()["errors"]) == ["cachebuster"]
+    repeated = client.get(f"{path}?limit=1&limit=2")
+    assert repeated.status_code == 422
+    assert list(repeated.get_json()["errors"]) == ["limit"]
 
 
 def test_csv_lists_one_row_per_item_of_the_page(client: FlaskClient) -> None:

@@ -178,7 +178,7 @@ def test_an_unknown_field_in_a_post_body_is_a_422(client: FlaskClient) -> None:
     assert field_errors(body, "prompt_tokenz")
 
 
-def test_an_unknown_query_parameter_is_ignored_so_cache_busters_work(client: FlaskClient) -> None:
+def test_an_underscore_query_parameter_is_ignored_so_cache_busters_work(client: FlaskClient) -> None:
     plain = client.get("/v1/fit", query_string=L8_H100)
     busted = client.get("/v1/fit", query_string={**L8_H100, "_": "123"})
     assert busted.status_code == 200, busted.get_data(as_text=True)

@@ -106,7 +106,7 @@ def test_planning_loads_the_catalog_once_then_reads_no_rows(
         "/v1/fleet?model=llama-3.2-1b&requests_per_day=1e5",
     ):
         for nocache in range(5):
-            assert client.get(f"{url}&nocache={nocache}").status_code == 200
+            assert client.get(f"{url}&_nocache={nocache}").status_code == 200
     assert sorted(calls) == ["list_gpus", "list_models"]
 
 
@@ -116,8 +116,8 @@ def test_within_the_interval_planning_touches_no_database(workers: tuple[Flask, 
     fit(client)
     with statements(reader) as seen:
         for nocache in range(5):
-            fit(client, f"{FIT_8B}&nocache={nocache}")
-            fit(client, f"/v1/fleet?model=llama-3.2-1b&requests_per_day=1e5&nocache={nocache}")
+            fit(client, f"{FIT_8B}&_nocache={nocache}")
+            fit(client, f"/v1/fleet?model=llama-3.2-1b&requests_per_day=1e5&_nocache={nocache}")
     assert seen == []
     clock.pass_check_interval()
     with statements(reader) as seen:

@@ -19,6 +19,9 @@ import {
   toQuery,
 } from "./state.js";
 
+// Lab fields that only /v1/throughput reads.
+const THROUGHPUT_ONLY = Object.freeze(["memory_efficiency", "compute_efficiency", "price_per_gpu_hour_usd"]);
+
 const SLIDER_MAX = 512;
 const DEBOUNCE_MS = 150;
 const MIG_SEPARATOR = "|";
@@ -386,6 +389,8 @@ function finish(status, query) {
 /** An invalid GPU count: ask /v1/fit without one, so the select can offer the valid sizes. */
 async function recoverTensorParallel(mine) {
   const params = toQuery({ ...state, tensor_parallel: "" });
+  // /v1/fit refuses parameters it does not read (a 422 naming them): drop the timing ones.
+  for (const name of THROUGHPUT_ONLY) params.delete(name);
   try {
     const fit = await getJson("fit", params);
     if (mine !== sequence) return;

@@ -1,0 +1,113 @@
+"""Against real gunicorn: what gunicorn used to answer with its HTML error page (a request line
+over 4,094 bytes, an oversized header, a malformed request line), a chunked body over the cap
+and a NUL in a slug all answer problem+json with an X-Request-ID (issue 11, item 4)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from app.api.edge import MAX_HEADER_FIELD_BYTES, MAX_URL_BYTES
+from bench.server import Server, running_server
+
+pytestmark = pytest.mark.slow
+FIT = "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server(1, workdir=tmp_path_factory.mktemp("edge-server")) as live:
+        yield live
+
+
+def raw(server: Server, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send `request` as is on a fresh connection; (status, headers, body) of the answer."""
+    address = urlsplit(server.base_url)
+    with socket.create_connection((address.hostname, address.port), timeout=10) as sock:
+        sock.sendall(request)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+def get(server: Server, target: str, extra: str = "") -> tuple[int, dict[str, str], bytes]:
+    return raw(server, f"GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{extra}\r\n".encode())
+
+
+def assert_problem(answer: tuple[int, dict[str, str], bytes], status: int) -> dict[str, Any]:
+    code, headers, body = answer
+    assert code == status, body[:300]
+    assert headers["content-type"].startswith("application/problem+json"), headers
+    assert headers.get("x-request-id")
+    assert headers.get("x-content-type-options") == "nosniff"
+    document: dict[str, Any] = json.loads(body)
+    assert document["status"] == status and document["detail"]
+    return document
+
+
+def test_a_request_line_past_gunicorns_old_limit_is_answered(server: Server) -> None:
+    code, headers, body = get(server, FIT + "&_pad=" + "x" * 6_000)
+    assert code == 200, body[:300]
+    assert headers["content-type"].startswith("application/json")
+
+
+def test_a_url_over_the_apps_limit_is_414_problem_json(server: Server) -> None:
+    assert_problem(get(server, FIT + "&_pad=" + "x" * MAX_URL_BYTES), 414)
+
+
+def test_a_header_over_the_apps_limit_is_431_problem_json(server: Server) -> None:
+    assert_problem(get(server, FIT, f"X-Padding: {'x' * MAX_HEADER_FIELD_BYTES}\r\n"), 431)
+
+
+def test_a_header_over_gunicorns_limit_is_431_problem_json(server: Server) -> None:
+    assert_problem(get(server, FIT, f"X-Padding: {'x' * 100_000}\r\n"), 431)
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [b"GARBAGE\r\n\r\n", b"GET /v1/fit HTTP/9.9\r\nHost: x\r\n\r\n", b"GET /v1/fit HTTP/1.1\r\nBad Header\r\n\r\n"],
+)
+def test_what_gunicorn_cannot_parse_is_problem_json(server: Server, request_bytes: bytes) -> None:
+    code, headers, body = raw(server, request_bytes)
+    assert 400 <= code < 500
+    assert_problem((code, headers, body), code)
+    assert b"<html" not in body
+
+
+def test_a_chunked_body_over_the_cap_is_413(server: Server) -> None:
+    payload = json.dumps({"model": "llama-3.1-8b", "gpu": "h100-sxm", "x": "y" * (2 << 20)}).encode()
+    chunks = b"".join(
+        b"%x\r\n%s\r\n" % (len(payload[i : i + 65536]), payload[i : i + 65536]) for i in range(0, len(payload), 65536)
+    )
+    request = (
+        b"POST /v1/fit HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n" + chunks + b"0\r\n\r\n"
+    )
+    assert_problem(raw(server, request), 413)
+
+
+def test_a_small_chunked_body_is_read(server: Server) -> None:
+    payload = b'{"model": "llama-3.1-8b", "gpu": "h100-sxm"}'
+    request = (
+        b"POST /v1/fit HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n" % (len(payload), payload)
+    )
+    code, _, body = raw(server, request)
+    assert code == 200, body[:300]
+
+
+def test_a_nul_in_a_slug_is_404_problem_json(server: Server) -> None:
+    assert_problem(get(server, "/v1/models/llama%00"), 404)
+
+
+def test_a_deep_dotted_key_is_422_problem_json(server: Server) -> None:
+    assert_problem(get(server, "/v1/fit?model=llama-3.1-8b&gpu." + ".".join(["a"] * 1_000) + "=1"), 422)
