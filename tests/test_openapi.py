@@ -623,7 +623,8 @@ def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
         ("/v1/models/{slug}", "GET"): {"404", "422"} | edge,
         ("/v1/engines", "GET"): {"422"} | edge,
         ("/v1/engines/{name}", "GET"): {"404", "422"} | edge,
-        ("/v1/engines/{name}", "DELETE"): {"401", "403", "404", "412", "428"} | edge,
+        # Writes answer 503 with Retry-After while the database is unreachable.
+        ("/v1/engines/{name}", "DELETE"): {"401", "403", "404", "412", "428", "503"} | edge,
         ("/readyz", "GET"): {"503"} | edge,
         ("/healthz", "GET"): edge,
     }
@@ -634,6 +635,9 @@ def test_errors_are_problem_json(spec: dict[str, Any]) -> None:
         if (path, method) in expected_statuses:
             assert errors == expected_statuses[(path, method)], f"{method} {path}"
         for code in [*errors, "default"]:
-            content = resolve(spec, responses[code])["content"]
+            resolved = resolve(spec, responses[code])
+            if code == "503" and method != "GET":
+                assert "Retry-After" in resolved["headers"], f"{method} {path} 503 without Retry-After"
+            content = resolved["content"]
             assert set(content) == {"application/problem+json"}, f"{method} {path} {code}"
             assert content["application/problem+json"]["schema"] == {"$ref": "#/components/schemas/Problem"}
