@@ -91,7 +91,8 @@ def replay(cases: Iterable[Case], ask: Ask, engine: str | None = None) -> list[R
     return results
 
 
-def _percentile(values: list[float], share: float) -> float:
+def percentile(values: list[float], share: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default)."""
     ordered = sorted(values)
     if len(ordered) == 1:
         return ordered[0]
@@ -133,7 +134,7 @@ def summarise(results: list[Result]) -> list[Summary]:
                 metric=metric,
                 n=len(errors),
                 median_abs_percent=statistics.median(absolute) if absolute else None,
-                p90_abs_percent=_percentile(absolute, 0.9) if absolute else None,
+                p90_abs_percent=percentile(absolute, 0.9) if absolute else None,
                 bias_percent=statistics.median(errors) if errors else None,
                 failed=len(rows) - len(errors),
             )

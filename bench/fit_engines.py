@@ -39,7 +39,7 @@ from app.sizing.engine import (
 from app.sizing.errors import SizingError
 from app.sizing.plan import plan_fit, plan_throughput
 from app.sizing.specs import GpuSpec, ModelSpec
-from bench.accuracy import TRUSTED, Result, evaluate, print_tables, summarise, table, trusted
+from bench.accuracy import TRUSTED, Result, evaluate, percentile, print_tables, summarise, table, trusted
 from bench.accuracy_rows import (
     KV_AT_DEFAULTS,
     KV_FROM_BUDGET,
@@ -277,14 +277,7 @@ def spread(results: list[Result], metric: str) -> tuple[float, float] | None:
     ratios = sorted(r.case.measured / r.predicted for r in results if r.case.metric == metric and r.predicted)
     if len(ratios) < 2:
         return None
-    return (_quantile(ratios, 0.1), _quantile(ratios, 0.9))
-
-
-def _quantile(values: list[float], share: float) -> float:
-    position = share * (len(values) - 1)
-    low = int(position)
-    high = min(low + 1, len(values) - 1)
-    return values[low] + (values[high] - values[low]) * (position - low)
+    return (percentile(ratios, 0.1), percentile(ratios, 0.9))
 
 
 UNCERTAINTY_METRICS = {

@@ -8,7 +8,7 @@ is harmless.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from app.catalog.models import (
     PRICE_DATE_PATTERN,
     SLUG_PATTERN,
     VENDORS,
+    Base,
     Engine,
     Gpu,
     MigProfile,
@@ -479,34 +480,24 @@ def seed_catalog(
     data = load_seed_files(seed_dir)
     counts = {"models": 0, "gpus": 0, "mig_profiles": 0, "precisions": 0, "engines": 0}
 
-    if "models" in kinds:
-        stored_models = set(session.scalars(select(Model.slug)))
-        for entry in data["models"]:
-            if entry["slug"] not in stored_models:
-                session.add(Model(**entry))
-                counts["models"] += 1
-
-    if "gpus" in kinds:
-        stored_gpus = set(session.scalars(select(Gpu.slug)))
-        for entry in data["gpus"]:
-            if entry["slug"] not in stored_gpus:
-                session.add(_gpu_row(entry))
-                counts["gpus"] += 1
-                counts["mig_profiles"] += len(entry["mig_profiles"])
-
-    if "precisions" in kinds:
-        stored_precisions = set(session.scalars(select(Precision.name)))
-        for entry in data["precisions"]:
-            if entry["name"] not in stored_precisions:
-                session.add(Precision(**entry))
-                counts["precisions"] += 1
-
-    if "engines" in kinds:
-        stored_engines = set(session.scalars(select(Engine.name)))
-        for entry in data["engines"]:
-            if entry["name"] not in stored_engines:
-                session.add(_engine_row(entry))
-                counts["engines"] += 1
+    # kind -> (the stored keys, the entry's key field, entry -> row)
+    builders: dict[str, tuple[Any, str, Callable[[Entry], Base]]] = {
+        "models": (Model.slug, "slug", lambda entry: Model(**entry)),
+        "gpus": (Gpu.slug, "slug", _gpu_row),
+        "precisions": (Precision.name, "name", lambda entry: Precision(**entry)),
+        "engines": (Engine.name, "name", _engine_row),
+    }
+    for kind in SEEDED_KINDS:
+        if kind not in kinds:
+            continue
+        column, key, build = builders[kind]
+        stored = set(session.scalars(select(column)))
+        for entry in data[kind]:
+            if entry[key] not in stored:
+                session.add(build(entry))
+                counts[kind] += 1
+                if kind == "gpus":
+                    counts["mig_profiles"] += len(entry["mig_profiles"])
 
     session.flush()
     return counts
