@@ -38,6 +38,8 @@ from prometheus_client import (
 from pythonjsonlogger.json import JsonFormatter
 from sqlalchemy.exc import SQLAlchemyError
 
+from app.api.schemas import PLANNING_ENDPOINTS
+
 REQUEST_ID_HEADER = "X-Request-ID"
 # What a client may send as its own id: enough for UUIDs, ULIDs and trace ids, nothing that
 # could break a log line or a header.
@@ -47,13 +49,7 @@ UNMATCHED = "unmatched"
 # Label values stay bounded: a method outside these is counted as "other".
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 # Planning endpoints, counted as estimates by endpoint and outcome.
-ESTIMATE_ENDPOINTS = {
-    "planning.fit": "fit",
-    "planning.throughput": "throughput",
-    "planning.cost": "cost",
-    "planning.roofline": "roofline",
-    "fleet.fleet": "fleet",
-}
+ESTIMATE_ENDPOINTS = {e.endpoint: e.label for e in PLANNING_ENDPOINTS}
 ACCESS_LOGGER = "fleet_sizer.access"
 
 REQUESTS = Counter(

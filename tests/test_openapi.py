@@ -25,15 +25,14 @@ from marshmallow import RAISE, Schema, fields, missing, validate
 from openapi_spec_validator import validate as validate_spec
 
 from app import create_app
-from app.api import fleet as fleet_api
-from app.api import planning as planning_api
-from app.api.fleet import PeriodSchema
 from app.api.schemas import (
+    PLANNING_ENDPOINTS,
     InlineGpuSchema,
     InlineModelSchema,
     InterconnectSchema,
     MigProfileSchema,
     PeakSchema,
+    PeriodSchema,
     SlugOrInline,
 )
 from app.sizing.plan import LEAVES_OUT
@@ -43,13 +42,7 @@ SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
 
 # Each planning path and the very schema instance its view parses with (fleet's excludes
 # sweep, concurrency and kv_read_context), and the component documenting its POST body.
-PLANNING: dict[str, Schema] = {
-    "/v1/fit": planning_api._fit_schema,
-    "/v1/throughput": planning_api._throughput_schema,
-    "/v1/cost": planning_api._cost_schema,
-    "/v1/roofline": planning_api._roofline_schema,
-    "/v1/fleet": fleet_api._schema,
-}
+PLANNING: dict[str, Schema] = {endpoint.path: endpoint.schema for endpoint in PLANNING_ENDPOINTS}
 REQUEST_COMPONENTS = {
     "/v1/fit": "FitRequest",
     "/v1/throughput": "ThroughputRequest",

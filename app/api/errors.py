@@ -14,6 +14,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.observability import request_id
+from app.planning.errors import Conflict, InvalidRequest, PlanningError, UnknownResource
 from app.sizing.errors import SizingError
 
 PROBLEM_JSON = "application/problem+json"
@@ -128,6 +129,14 @@ def _api_error(exc: ApiError) -> Response:
     return problem(exc.status, exc.detail, exc.errors)
 
 
+# A service's refusal and its HTTP status.
+PLANNING_STATUS: dict[type[PlanningError], int] = {UnknownResource: 404, InvalidRequest: 422, Conflict: 409}
+
+
+def _planning_error(exc: PlanningError) -> Response:
+    return problem(PLANNING_STATUS.get(type(exc), 422), exc.detail, exc.errors)
+
+
 def _unexpected(exc: Exception) -> Response:
     log.exception("unhandled error on %s %s", request.method, request.path)
     detail = repr(exc) if current_app.debug else InternalServerError.description
@@ -139,4 +148,5 @@ def init_app(app: Flask) -> None:
     app.register_error_handler(ValidationError, _validation_error)
     app.register_error_handler(SizingError, _sizing_error)
     app.register_error_handler(ApiError, _api_error)
+    app.register_error_handler(PlanningError, _planning_error)
     app.register_error_handler(Exception, _unexpected)

@@ -8,11 +8,9 @@ from typing import Any
 
 import yaml
 from flask import Blueprint, Response, current_app, request
-from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from app.sizing import fleet as fleet_mod
 from app.sizing.fleet_plan import (
-    MAX_FORECAST_PERIODS,
     FleetInputs,
     FleetPlan,
     Option,
@@ -30,7 +28,7 @@ from .lookup import catalog_gpus, resolve_gpu, resolve_model
 from .planning import engine_fields, with_engine
 from .render import respond
 from .requests import parse
-from .schemas import InlineGpuSchema, Integer, SlugOrInline, ThroughputSchema, count, positive
+from .schemas import PLANNING_BY_PATH
 
 bp = Blueprint("fleet", __name__, url_prefix="/v1")
 
@@ -41,46 +39,7 @@ QUEUE_METRIC = "vllm:num_requests_waiting"
 RUNNING_METRIC = "vllm:num_requests_running"
 
 
-class PeriodSchema(Schema):
-    period = fields.String(required=True, validate=validate.Length(min=1, max=64))
-    requests_per_day = fields.Float(required=True, validate=validate.Range(min=0, max=1e13))
-    peak_to_average = fields.Float(allow_none=True, validate=validate.Range(min=1, max=1000))
-
-
-class FleetSchema(ThroughputSchema):
-    """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput) and the traffic."""
-
-    gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
-    requests_per_day = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e13))
-    requests_per_second = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e8))
-    peak_to_average = fields.Float(load_default=1.0, validate=validate.Range(min=1, max=1000))
-    ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
-    tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
-    per_replica_tokens_per_s = fields.Float(allow_none=True, validate=positive(1e9))
-    spare_replicas = Integer(load_default=1, validate=count(0, 1000))
-    zones = Integer(load_default=1, validate=count(1, 64))
-    headroom = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=10))
-    hours_per_month = fields.Float(load_default=730.0, validate=validate.Range(min=0, max=744))
-    load_gb_per_s = fields.Float(load_default=2.0, validate=positive(1e4))
-    engine_startup_s = fields.Float(load_default=60.0, validate=validate.Range(min=0, max=3600))
-    limit = Integer(load_default=20, validate=count(1, 500))
-    deployment = fields.String(allow_none=True, validate=validate.Regexp(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))
-    prometheus_url = fields.String(load_default="http://prometheus.monitoring:9090", validate=validate.Length(max=500))
-    forecast = fields.List(
-        fields.Nested(PeriodSchema),
-        allow_none=True,
-        validate=validate.Length(min=1, max=MAX_FORECAST_PERIODS, error=f"1 to {MAX_FORECAST_PERIODS} periods"),
-    )
-
-    @validates_schema
-    def _traffic(self, data: dict[str, Any], **_: Any) -> None:
-        given = [n for n in ("requests_per_day", "requests_per_second") if data.get(n) is not None]
-        if len(given) != 1 and not data.get("forecast"):
-            message = "give exactly one of requests_per_day and requests_per_second"
-            raise ValidationError({"requests_per_day": [message], "requests_per_second": [message]})
-
-
-_schema = FleetSchema(exclude=("sweep", "concurrency", "kv_read_context"))
+_schema = PLANNING_BY_PATH["/v1/fleet"].schema
 
 
 def _requests_per_s(data: dict[str, Any]) -> float:

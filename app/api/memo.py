@@ -27,8 +27,9 @@ from app.observability import PLANNING_CACHE
 from .calibration_lookup import outage_key
 from .calibration_lookup import serial as calibration_serial
 from .lookup import catalog
+from .schemas import PLANNING_BY_ENDPOINT
 
-ENDPOINTS = frozenset({"planning.fit", "planning.throughput", "planning.cost", "planning.roofline", "fleet.fleet"})
+ENDPOINTS = frozenset(PLANNING_BY_ENDPOINT)
 # Per worker: a whole-catalog fleet answer is ~15 KB, a fit ~1.5 KB.
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
 MAX_ANSWER_BYTES = 256 * 1024

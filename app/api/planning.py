@@ -31,14 +31,14 @@ from .errors import ApiError
 from .lookup import resolve_engine, resolve_gpu, resolve_model
 from .render import respond
 from .requests import parse
-from .schemas import CostSchema, FitSchema, RooflineSchema, ThroughputSchema
+from .schemas import PLANNING_BY_PATH
 
 bp = Blueprint("planning", __name__, url_prefix="/v1")
 
-_fit_schema = FitSchema()
-_throughput_schema = ThroughputSchema()
-_cost_schema = CostSchema()
-_roofline_schema = RooflineSchema()
+_fit_schema = PLANNING_BY_PATH["/v1/fit"].schema
+_throughput_schema = PLANNING_BY_PATH["/v1/throughput"].schema
+_cost_schema = PLANNING_BY_PATH["/v1/cost"].schema
+_roofline_schema = PLANNING_BY_PATH["/v1/roofline"].schema
 
 
 def _specs(data: dict[str, Any]) -> tuple[ModelSpec, GpuSpec, str, str]:

@@ -6,11 +6,13 @@ and so that a bad value is named with what would be accepted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
 from app.sizing.engine import DEFAULT_ENGINE
+from app.sizing.fleet_plan import MAX_FORECAST_PERIODS
 from app.sizing.memory import COMPONENTS
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
@@ -408,3 +410,68 @@ class RooflineSchema(Schema):
             missing = [n for n in ("peak_tflops", "memory_bandwidth_tb_per_s") if data.get(n) is None]
             if missing:
                 raise ValidationError({n: ["required when no gpu is given"] for n in missing})
+
+
+class PeriodSchema(Schema):
+    period = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    requests_per_day = fields.Float(required=True, validate=validate.Range(min=0, max=1e13))
+    peak_to_average = fields.Float(allow_none=True, validate=validate.Range(min=1, max=1000))
+
+
+class FleetSchema(ThroughputSchema):
+    """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput) and the traffic."""
+
+    gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
+    requests_per_day = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e13))
+    requests_per_second = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e8))
+    peak_to_average = fields.Float(load_default=1.0, validate=validate.Range(min=1, max=1000))
+    ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
+    tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
+    per_replica_tokens_per_s = fields.Float(allow_none=True, validate=positive(1e9))
+    spare_replicas = Integer(load_default=1, validate=count(0, 1000))
+    zones = Integer(load_default=1, validate=count(1, 64))
+    headroom = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=10))
+    hours_per_month = fields.Float(load_default=730.0, validate=validate.Range(min=0, max=744))
+    load_gb_per_s = fields.Float(load_default=2.0, validate=positive(1e4))
+    engine_startup_s = fields.Float(load_default=60.0, validate=validate.Range(min=0, max=3600))
+    limit = Integer(load_default=20, validate=count(1, 500))
+    deployment = fields.String(allow_none=True, validate=validate.Regexp(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))
+    prometheus_url = fields.String(load_default="http://prometheus.monitoring:9090", validate=validate.Length(max=500))
+    forecast = fields.List(
+        fields.Nested(PeriodSchema),
+        allow_none=True,
+        validate=validate.Length(min=1, max=MAX_FORECAST_PERIODS, error=f"1 to {MAX_FORECAST_PERIODS} periods"),
+    )
+
+    @validates_schema
+    def _traffic(self, data: dict[str, Any], **_: Any) -> None:
+        given = [n for n in ("requests_per_day", "requests_per_second") if data.get(n) is not None]
+        if len(given) != 1 and not data.get("forecast"):
+            message = "give exactly one of requests_per_day and requests_per_second"
+            raise ValidationError({"requests_per_day": [message], "requests_per_second": [message]})
+
+
+@dataclass(frozen=True)
+class PlanningEndpoint:
+    """A planning endpoint: its path, its Flask endpoint, its metric label and the schema
+    instance its view parses with. The one list the views, the answer memo, the metrics and
+    the OpenAPI generator read."""
+
+    path: str
+    endpoint: str
+    label: str
+    schema: Schema
+
+
+PLANNING_ENDPOINTS = (
+    PlanningEndpoint("/v1/fit", "planning.fit", "fit", FitSchema()),
+    PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
+    PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema()),
+    PlanningEndpoint("/v1/roofline", "planning.roofline", "roofline", RooflineSchema()),
+    # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
+    PlanningEndpoint(
+        "/v1/fleet", "fleet.fleet", "fleet", FleetSchema(exclude=("sweep", "concurrency", "kv_read_context"))
+    ),
+)
+PLANNING_BY_PATH = {e.path: e for e in PLANNING_ENDPOINTS}
+PLANNING_BY_ENDPOINT = {e.endpoint: e for e in PLANNING_ENDPOINTS}
