@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium spec
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,11 @@ fit-engines: install-dev
 # Leave-one-source-out: refits without each publication's rows and predicts them (minutes).
 cross-validate: install-dev
 	$(BIN)/python -m bench.fit_engines --cross-validate
+
+# Writes openapi.yaml from the code (app/openapi); tests/test_openapi.py fails while the committed
+# file differs from what this writes.
+spec: install
+	$(BIN)/python -m app.openapi
 
 lint: install-dev
 	$(BIN)/ruff check .

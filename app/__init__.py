@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from alembic.config import Config as AlembicConfig
@@ -10,11 +9,10 @@ from alembic.script import ScriptDirectory
 from flask import Flask
 
 from app import observability
-from app.catalog.db import make_engine, make_sessionmaker
+from app.catalog.db import ALEMBIC_INI, REPO_ROOT, make_engine, make_sessionmaker
 from app.config import Config
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-ALEMBIC_INI = REPO_ROOT / "alembic.ini"
+__all__ = ["ALEMBIC_INI", "REPO_ROOT", "create_app", "schema_head"]
 
 
 def schema_head() -> str | None:
@@ -45,15 +43,14 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         "schema_head": schema_head(),
     }
 
-    from app.api import calibrations, catalog, db_errors, docs, edge, errors, fleet, lab, memo, ops, planning
-    from app.api.lookup import close_session
+    from app.api import calibrations, catalog, db_errors, docs, edge, errors, fleet, lab, lookup, memo, ops, planning
 
-    observability.init_app(app)  # first: its hooks wrap every other one
+    observability.init_app(app, before_scrape=lookup.catalog)  # first: its hooks wrap every other one
     edge.init_app(app)  # before the memo: a remembered answer is no way around the edge's checks
     memo.init_app(app)
     errors.init_app(app)
     db_errors.init_app(app)
-    app.teardown_appcontext(close_session)
+    app.teardown_appcontext(lookup.close_session)
     app.register_blueprint(ops.bp)
     app.register_blueprint(planning.bp)
     app.register_blueprint(catalog.bp)

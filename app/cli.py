@@ -14,16 +14,16 @@ from flask import Flask, current_app
 from flask.cli import with_appcontext
 from marshmallow import ValidationError
 
-from app.api.catalog import prepare_import, store_new_model
-from app.api.catalog_schemas import ImportSchema
-from app.api.errors import ApiError, flatten_errors
-from app.catalog import hf_import
+from app.api.catalog_schemas import ImportSchema, load_model_columns
+from app.api.errors import flatten_errors
+from app.catalog import safetensors_header
+from app.catalog.db import ALEMBIC_INI, REPO_ROOT
 from app.catalog.seed import catalog_is_empty, engines_are_empty, seed_catalog
+from app.planning.catalog_import import prepare_import, store_model
+from app.planning.errors import PlanningError
 
 
 def alembic_config(url: str) -> AlembicConfig:
-    from app import ALEMBIC_INI, REPO_ROOT
-
     config = AlembicConfig(str(ALEMBIC_INI))
     config.set_main_option("script_location", str(REPO_ROOT / "migrations"))
     # A literal % in a password would otherwise be read as configparser interpolation.
@@ -69,10 +69,10 @@ def seed_command(force: bool) -> None:
 
 
 def _problem_text(exc: Exception) -> str:
-    """An ApiError or marshmallow ValidationError as `field: message` lines."""
+    """A service's refusal or marshmallow's ValidationError as `field: message` lines."""
     if isinstance(exc, ValidationError):
         errors = flatten_errors(exc.messages)
-    elif isinstance(exc, ApiError):
+    elif isinstance(exc, PlanningError):
         errors = exc.errors or {"": [exc.detail]}
     else:
         return str(exc)
@@ -114,8 +114,8 @@ def import_model_command(
     header = None
     if header_path is not None:
         try:
-            header = hf_import.load_header_file(header_path)
-        except (OSError, hf_import.HeaderError) as exc:
+            header = safetensors_header.load_header_file(header_path)
+        except (OSError, safetensors_header.HeaderError) as exc:
             raise click.ClickException(f"safetensors header {header_path}: {exc}") from None
     payload = {
         "config": _read_json(config_path, "config"),
@@ -128,14 +128,15 @@ def import_model_command(
     sessions = current_app.extensions["fleet_sizer"]["sessionmaker"]
     try:
         data = ImportSchema().load(payload)
-        values, report = prepare_import(data)
+        values, report = prepare_import(data, load_model_columns)
         if dry_run:
             click.echo(json.dumps({"stored": False, "model": values, "derivation": report}, indent=2))
             return
         with sessions() as session:
-            row = store_new_model(session, values)
+            row = store_model(session, values)
+            session.commit()
             stored = {"stored": True, "model": {**values, "version": row.version}, "derivation": report}
-    except (ApiError, ValidationError) as exc:
+    except (PlanningError, ValidationError) as exc:
         raise click.ClickException(_problem_text(exc)) from None
     click.echo(json.dumps(stored, indent=2))
     click.echo(f"stored model {values['slug']!r} ({values['params_total']:,} parameters)", err=True)

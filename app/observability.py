@@ -20,6 +20,7 @@ import sys
 import time
 import tomllib
 import uuid
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -236,20 +237,20 @@ def _teardown(_exc: BaseException | None = None) -> None:
         IN_PROGRESS.labels(*labels).dec()
 
 
-def _refresh_gauges() -> None:
-    """Before a scrape: the build gauge in this worker, and the catalog gauge as of now."""
+def _refresh_gauges(before_scrape: Callable[[], object] | None) -> None:
+    """Before a scrape: the build gauge in this worker, and (through `before_scrape`, which
+    reloads the catalog when it changed) the catalog gauge as of now."""
     BUILD_INFO.labels(version=VERSION, python=platform.python_version()).set(1)
-    from app.api.lookup import catalog  # app.api imports this module: import late
-
+    if before_scrape is None:
+        return
     try:
-        catalog()  # reloads (and so updates the gauge) when the catalog changed
+        before_scrape()
     except SQLAlchemyError:
         logging.getLogger(__name__).warning("catalog unavailable for the catalog gauge", exc_info=True)
 
 
-def metrics() -> Response:
+def exposition() -> Response:
     """Prometheus text exposition of every worker's metrics."""
-    _refresh_gauges()
     if os.environ.get(MULTIPROC_ENV):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
@@ -261,11 +262,18 @@ def metrics() -> Response:
     return response
 
 
-def init_app(app: Flask) -> None:
+def init_app(app: Flask, *, before_scrape: Callable[[], object] | None = None) -> None:
     """Request ids, metrics and the access log on every request, and GET /metrics.
 
     Call first in create_app, so its hooks run before (and its after_request after) any
-    other app-level ones."""
+    other app-level ones. `before_scrape` runs before each scrape (the app passes the
+    catalog lookup, which this module cannot import: app/api imports this one)."""
+
+    def metrics() -> Response:
+        """Prometheus text exposition of every worker's metrics."""
+        _refresh_gauges(before_scrape)
+        return exposition()
+
     BUILD_INFO.labels(version=VERSION, python=platform.python_version()).set(1)
     app.before_request(_before)
     app.after_request(_after)

@@ -23,11 +23,14 @@ from typing import Any
 
 import yaml
 
-from app.api.planning import fit_body, throughput_body
-from app.api.schemas import FitSchema, ThroughputSchema
+from app.api.schemas import PLANNING_BY_PATH
 from app.catalog.convert import engine_to_spec, gpu_to_spec, model_to_spec
 from app.catalog.models import Model
 from app.catalog.seed import SEED_DIR, _engine_row, _gpu_row, load_seed_files
+from app.catalog.snapshots import CatalogSnapshot
+from app.planning import replica
+from app.planning.context import Context
+from app.planning.errors import PlanningError
 from app.sizing.engine import (
     ANY_ARCHITECTURE,
     FRACTION_OF_FREE,
@@ -37,7 +40,6 @@ from app.sizing.engine import (
     KernelEfficiency,
 )
 from app.sizing.errors import SizingError
-from app.sizing.plan import plan_fit, plan_throughput
 from app.sizing.specs import GpuSpec, ModelSpec
 from bench.accuracy import TRUSTED, Result, evaluate, percentile, print_tables, summarise, table, trusted
 from bench.accuracy_rows import (
@@ -52,8 +54,6 @@ from bench.accuracy_rows import (
 )
 
 ENGINES_YAML = SEED_DIR / "engines.yaml"
-_fit_schema = FitSchema()
-_throughput_schema = ThroughputSchema()
 
 
 @dataclass
@@ -74,21 +74,17 @@ def load_catalog(seed_dir: Path = SEED_DIR) -> Catalog:
 
 
 def in_process(catalog: Catalog) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
-    """An asker that answers as the planning views do, on the given catalog."""
+    """An asker that answers as the planning endpoints do (the same services), on the given catalog."""
+    snapshot = CatalogSnapshot(catalog.models, catalog.gpus, tuple(sorted(catalog.gpus.items())), catalog.engines, 0)
 
     def ask(endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
-        schema = _fit_schema if endpoint == "/v1/fit" else _throughput_schema
-        data = schema.load(params)
-        model = data["model"] if isinstance(data["model"], ModelSpec) else catalog.models[data["model"]]
-        gpu = data["gpu"] if isinstance(data["gpu"], GpuSpec) else catalog.gpus[data["gpu"]]
-        engine = None if data["engine"] == "ideal" else catalog.engines[data["engine"]]
-        inputs = replace(schema.inputs(data), engine=engine)
+        service = replica.fit if endpoint == "/v1/fit" else replica.throughput
         try:
-            if endpoint == "/v1/fit":
-                return fit_body(plan_fit(model, gpu, inputs), "m", "g", data["concurrency"])
-            return throughput_body(plan_throughput(model, gpu, inputs), "m", "g", None)
+            return service(PLANNING_BY_PATH[endpoint].schema.load(params), Context(snapshot))
         except SizingError as exc:
             raise LookupError(f"{exc.field}: {exc.message}") from None
+        except PlanningError as exc:
+            raise LookupError(exc.detail) from None
 
     return ask
 

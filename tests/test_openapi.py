@@ -1,6 +1,7 @@
-"""openapi.yaml against the running app: a valid OpenAPI 3.1 document that lists exactly
-the app's routes, the planning schemas' fields (with their ranges and defaults) as GET query
-parameters and POST body properties, and every key and status code a real answer carries.
+"""openapi.yaml against the running app: the file `make spec` writes (app/openapi), a valid
+OpenAPI 3.1 document that lists exactly the app's routes, the planning schemas' fields (with
+their ranges and defaults, as app/openapi/converter.py states them) as GET query parameters and
+POST body properties, and every key and status code a real answer carries.
 
 Decision on inline specs in query strings: the dotted GET parameters (`model.layers=32`,
 `gpu.memory_gb=80`, `gpu.peak_tflops.bf16=989`, `gpu.interconnect.latency_us=10`, …) ARE
@@ -21,24 +22,17 @@ import yaml
 from flask import Flask
 from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
-from marshmallow import RAISE, Schema, fields, missing, validate
+from marshmallow import RAISE, Schema, fields
 from openapi_spec_validator import validate as validate_spec
 
 from app import create_app
-from app.api.schemas import (
-    PLANNING_ENDPOINTS,
-    InlineGpuSchema,
-    InlineModelSchema,
-    InterconnectSchema,
-    MigProfileSchema,
-    PeakSchema,
-    PeriodSchema,
-    SlugOrInline,
-)
+from app.api.schemas import PLANNING_ENDPOINTS
+from app.openapi import generator
+from app.openapi.converter import field_schema as convert
+from app.openapi.converter import query_fields as planning_query_fields
 from app.sizing.plan import LEAVES_OUT
-from app.sizing.precision import ALIASES, PRECISIONS
 
-SPEC_PATH = Path(__file__).resolve().parents[1] / "openapi.yaml"
+SPEC_PATH = generator.SPEC_PATH
 
 # Each planning path and the very schema instance its view parses with (fleet's excludes
 # sweep, concurrency and kv_read_context), and the component documenting its POST body.
@@ -50,21 +44,10 @@ REQUEST_COMPONENTS = {
     "/v1/roofline": "RooflineRequest",
     "/v1/fleet": "FleetRequest",
 }
-# marshmallow schema -> the component that documents it.
-COMPONENTS: dict[type[Schema], str] = {
-    InlineModelSchema: "InlineModel",
-    InlineGpuSchema: "InlineGpu",
-    MigProfileSchema: "MigProfile",
-    PeakSchema: "PeakTflops",
-    InterconnectSchema: "Interconnect",
-    PeriodSchema: "ForecastPeriod",
-}
+# marshmallow schema -> the component that documents it (the generator's own table).
+COMPONENTS: dict[type[Schema], str] = generator.REQUEST_COMPONENTS
 # Query parameters that are the app's, not a schema field's (app/api/requests.py RESERVED).
 RESERVED_QUERY = {"format"}
-SLUG_LENGTH = (1, 200)  # SlugOrInline: a slug is 1 to 200 characters
-# Every spelling the precision validator might accept; the spec's enum must hold exactly
-# the ones it does accept.
-PRECISION_CANDIDATES = (*PRECISIONS, *ALIASES, "auto", "native")
 IGNORED_METHODS = {"HEAD", "OPTIONS"}
 # Static files, not API routes: the app's own and Swagger UI's bundled assets behind /docs.
 STATIC_ENDPOINTS = {"static", "docs.static"}
@@ -86,8 +69,17 @@ def resolve(spec: dict[str, Any], node: Any) -> Any:
     while isinstance(node, dict) and "$ref" in node:
         target: Any = spec
         for part in node["$ref"].removeprefix("#/").split("/"):
-            target = target[part.replace("~1", "/").replace("~0", "~")]
+            key = part.replace("~1", "/").replace("~0", "~")
+            target = target[int(key)] if isinstance(target, list) else target[key]
         node = target
+    return node
+
+
+def shared(spec: dict[str, Any], node: Any) -> Any:
+    """A property as written where it first occurs: the generator writes a property identical
+    to an earlier one as a `$ref` to it (`#/components/schemas/FitRequest/properties/...`)."""
+    while isinstance(node, dict) and "/properties/" in node.get("$ref", ""):
+        node = resolve(spec, node)
     return node
 
 
@@ -112,106 +104,18 @@ def strip_annotations(node: Any) -> Any:
     return node
 
 
-# --- what the marshmallow schemas imply ---------------------------------------------------
+# --- what the marshmallow schemas imply (app/openapi/converter.py) ------------------------
 
 
-def _accepts(validator: Any, value: str) -> bool:
-    try:
-        validator(value)
-    except Exception:  # marshmallow.ValidationError, or anything a custom validator raises
-        return False
-    return True
+def field_schema(field: fields.Field[Any], *, query: bool = False) -> dict[str, Any]:
+    """The JSON Schema (minus prose) the app's converter derives from a marshmallow field."""
+    return convert(field, generator.naming, query=query)
 
 
-def _scalar_type(field: fields.Field) -> str:
-    for kind, name in (
-        (fields.Boolean, "boolean"),
-        (fields.Integer, "integer"),
-        (fields.Float, "number"),
-        (fields.String, "string"),
-    ):
-        if isinstance(field, kind):
-            return name
-    raise AssertionError(f"no JSON type known for {type(field).__name__}: teach this test about it")
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    if "$ref" in schema or "oneOf" in schema:
-        branches = schema.pop("oneOf", None) or [{"$ref": schema.pop("$ref")}]
-        schema["oneOf"] = [*branches, {"type": "null"}]
-    else:
-        schema["type"] = [schema["type"], "null"]
-        if "enum" in schema:
-            schema["enum"] = [*schema["enum"], None]
-    return schema
-
-
-def field_schema(field: fields.Field, *, query: bool = False) -> dict[str, Any]:
-    """The JSON Schema (minus prose) a marshmallow field implies: type, null when the field
-    allows it (never for a query parameter: a blank value counts as absent), ranges, lengths,
-    enums and the default. `query=True` gives the GET form: a slug where body takes
-    slug-or-object."""
-    schema: dict[str, Any]
-    if isinstance(field, SlugOrInline):
-        slug = {"type": "string", "minLength": SLUG_LENGTH[0], "maxLength": SLUG_LENGTH[1]}
-        if query:
-            return slug
-        schema = {"oneOf": [slug, {"$ref": f"#/components/schemas/{COMPONENTS[field.inline_schema]}"}]}
-    elif isinstance(field, fields.Nested):
-        schema = {"$ref": f"#/components/schemas/{COMPONENTS[type(field.schema)]}"}
-    elif isinstance(field, fields.List):
-        schema = {"type": "array", "items": field_schema(field.inner, query=query)}
-    else:
-        schema = {"type": _scalar_type(field)}
-    for validator in field.validators:
-        if isinstance(validator, validate.Range):
-            if validator.min is not None:
-                schema["minimum" if validator.min_inclusive else "exclusiveMinimum"] = validator.min
-            if validator.max is not None:
-                schema["maximum" if validator.max_inclusive else "exclusiveMaximum"] = validator.max
-        elif isinstance(validator, validate.Length):
-            words = ("minItems", "maxItems") if schema.get("type") == "array" else ("minLength", "maxLength")
-            for word, bound in zip(words, (validator.min, validator.max), strict=True):
-                if bound is not None:
-                    schema[word] = bound
-        elif isinstance(validator, validate.OneOf):
-            schema["enum"] = list(validator.choices)
-        elif isinstance(validator, validate.Regexp):
-            schema["pattern"] = validator.regex.pattern
-        else:  # the precision validator: an enum of the spellings it accepts
-            schema["enum"] = [name for name in PRECISION_CANDIDATES if _accepts(validator, name)]
-    default = field.load_default
-    if default is not missing:
-        default = default() if callable(default) else default
-        if default is not None:
-            schema["default"] = default
-    if field.allow_none and not query:
-        _nullable(schema)
-    return schema
-
-
-def _objects(field: fields.Field) -> bool:
-    """A list of objects (fleet's `forecast`, a GPU's `mig_profiles`): no query spelling."""
-    return isinstance(field, fields.List) and isinstance(field.inner, fields.Nested)
-
-
-def query_fields(schema: Schema) -> Iterator[tuple[str, fields.Field]]:
-    """GET parameter names of a planning schema and their fields: the flat fields, then the
-    dotted inline ones (`model.layers`, `gpu.peak_tflops.bf16`); lists of objects left out."""
-    for name, field in schema.fields.items():
-        if not _objects(field):
-            yield name, field
-    for name, field in schema.fields.items():
-        if isinstance(field, SlugOrInline):
-            yield from _dotted(field.inline_schema(), f"{name}.")
-
-
-def _dotted(schema: Schema, prefix: str) -> Iterator[tuple[str, fields.Field]]:
-    for name, field in schema.fields.items():
-        if isinstance(field, fields.Nested):
-            yield from _dotted(field.schema, f"{prefix}{name}.")
-        elif not _objects(field):
-            yield f"{prefix}{name}", field
+def query_fields(schema: Schema) -> Iterator[tuple[str, fields.Field[Any]]]:
+    """GET parameter names of a planning schema and their fields (dotted for inline ones)."""
+    for name, field, _ in planning_query_fields(schema):
+        yield name, field
 
 
 def expected_object(schema: Schema) -> dict[str, Any]:
@@ -231,6 +135,14 @@ def openapi_path(rule: str) -> str:
 
 
 # --- (a) the document is valid OpenAPI 3.1 ------------------------------------------------
+
+
+def test_committed_spec_is_what_the_generator_writes() -> None:
+    """openapi.yaml is generated: a schema, an answer or a description changed in the code
+    without regenerating it fails here (and so `make test`)."""
+    written = generator.render()
+    committed = SPEC_PATH.read_text(encoding="utf-8")
+    assert committed == written, "openapi.yaml is stale: run make spec (python -m app.openapi) and commit it"
 
 
 def test_spec_is_valid_openapi_3_1(spec: dict[str, Any]) -> None:
@@ -296,7 +208,7 @@ def test_post_body_equals_the_schema_fields(spec: dict[str, Any], path: str) -> 
         "additionalProperties": component.get("additionalProperties"),
     } == expected_object(schema)
     for name, field in schema.fields.items():
-        assert strip_annotations(component["properties"][name]) == field_schema(field), name
+        assert strip_annotations(shared(spec, component["properties"][name])) == field_schema(field), name
 
 
 @pytest.mark.parametrize("marshmallow_schema", list(COMPONENTS), ids=lambda s: COMPONENTS[s])
@@ -309,16 +221,26 @@ def test_inline_components_equal_their_schemas(spec: dict[str, Any], marshmallow
         "additionalProperties": component.get("additionalProperties"),
     } == expected_object(schema)
     for name, field in schema.fields.items():
-        assert strip_annotations(component["properties"][name]) == field_schema(field), name
+        assert strip_annotations(shared(spec, component["properties"][name])) == field_schema(field), name
 
 
 def test_every_field_has_a_description(spec: dict[str, Any]) -> None:
     """Units live in the descriptions, so none may be missing."""
     bare = []
     for name, component in spec["components"]["schemas"].items():
-        for key, prop in component.get("properties", {}).items():
-            if "description" not in prop and "$ref" not in prop:
-                bare.append(f"{name}.{key}")
+        # An allOf's own part may leave a property to the base it extends (Model: ModelDocument).
+        parts = [component, *component.get("allOf", [])]
+        described = {
+            key
+            for base in parts
+            if "$ref" in base
+            for key, prop in resolve(spec, base).get("properties", {}).items()
+            if "description" in shared(spec, prop)
+        }
+        for part in parts:
+            for key, prop in part.get("properties", {}).items():
+                if "description" not in prop and "$ref" not in prop and key not in described:
+                    bare.append(f"{name}.{key}")
     for name, param in spec["components"]["parameters"].items():
         if not param.get("description"):
             bare.append(f"parameter {name}")

@@ -1,5 +1,5 @@
 """/v1/calibrations: measured benchmark points and engine start-up logs in, fitted efficiencies
-and memory overhead out, stored for planning to use (calibration_lookup.py).
+and memory overhead out, stored for planning to use (app/planning/calibration.py).
 
 Writes need a bearer token (auth.py). A calibration is computed whole before anything is
 stored, and stored in one INSERT committed here: a refusal leaves nothing behind. Stored
@@ -14,17 +14,17 @@ from flask import Blueprint, Response, request, url_for
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 from sqlalchemy.orm import Session
 
-from app.calibration.fit import MAX_POINTS, METRICS, CalibrationRequest, MeasuredPoint, calibrate
+from app.calibration.fit import MAX_POINTS, METRICS, MeasuredPoint
 from app.calibration.startup_log import MAX_LOG_BYTES
 from app.catalog import calibrations as store
 from app.catalog.db import begin_write
 from app.catalog.models import SLUG_LENGTH, Calibration
+from app.planning.calibrations import calibration_row
 
 from .auth import add_challenge, require_token
-from .calibration_lookup import calibrations, invalidate_calibration_cache
 from .catalog_schemas import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET
 from .errors import ApiError
-from .lookup import resolve_gpu, resolve_model, session
+from .lookup import calibrations, context, invalidate_calibration_cache, session
 from .render import respond, wants
 from .requests import json_payload, query_args
 from .schemas import (
@@ -151,22 +151,6 @@ def _unknown(calibration_id: int) -> ApiError:
     )
 
 
-def _request(data: dict[str, Any]) -> CalibrationRequest:
-    engine = data["engine"]
-    return CalibrationRequest(
-        engine=engine["name"],
-        engine_version=engine.get("version"),
-        mig_profile=data.get("mig_profile"),
-        tensor_parallel=data.get("tensor_parallel"),
-        weight_precision=data.get("weight_precision"),
-        kv_precision=data["kv_precision"],
-        max_batched_tokens=data["max_batched_tokens"],
-        gpu_memory_utilization=data.get("gpu_memory_utilization"),
-        points=tuple(data["points"]),
-        startup_log=data.get("startup_log"),
-    )
-
-
 def _in_use(row: Calibration) -> bool:
     return row.id in calibrations().in_use
 
@@ -183,33 +167,7 @@ def create_calibration() -> Response:
     """Fit efficiencies to benchmark points and a memory overhead to a start-up log, and store them."""
     request.max_content_length = MAX_BODY_BYTES
     data = CalibrationCreateSchema().load(_body())
-    model_slug, gpu_slug = data["model"].strip(), data["gpu"].strip()
-    model, _ = resolve_model(model_slug)
-    gpu, _ = resolve_gpu(gpu_slug)
-    result = calibrate(model, gpu, _request(data))
-    row = Calibration(
-        model_slug=model_slug,
-        gpu_slug=gpu_slug,
-        mig_profile=data.get("mig_profile"),
-        tensor_parallel=result.tensor_parallel,
-        weight_precision=result.weight_precision,
-        kv_precision=result.kv_precision,
-        engine=data["engine"]["name"],
-        engine_version=result.engine_version,
-        max_batched_tokens=data["max_batched_tokens"],
-        gpu_memory_utilization=result.gpu_memory_utilization,
-        memory_efficiency=result.memory_efficiency,
-        compute_efficiency=result.compute_efficiency,
-        memory_overhead_gb=result.memory_overhead_gb,
-        kv_capacity_tokens=result.kv_capacity_tokens,
-        point_count=len(result.points),
-        mape_percent=result.mape_percent,
-        points=result.points,
-        residuals=result.residuals,
-        log_summary=result.log_summary,
-        undetermined=result.undetermined,
-        warnings=result.warnings,
-    )
+    row = calibration_row(data, context())
     db = _writer()
     db.add(row)
     db.commit()

@@ -5,14 +5,16 @@ Reads are open. Writes need a bearer token (auth.py) and, on an existing row, `I
 with the row's ETag (`"<version>"`): 428 without it, 412 when it is stale, and the same 412
 when another writer commits first (the version check in the UPDATE). Every write commits
 here, in the view; the query and write functions never do.
+
+The three kinds are served by one set of views: each kind is a `Kind` (its row functions,
+schemas, document and CSV shape, messages), and `_register` gives it the same six routes.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Mapping
-from dataclasses import asdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, Response, request, url_for
@@ -21,10 +23,11 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from app.catalog import hf_import, queries, writes
+from app.catalog import queries, writes
 from app.catalog.convert import MODEL_PUBLIC_FIELDS, engine_to_dict, gpu_to_dict, model_to_dict
 from app.catalog.db import begin_write
-from app.catalog.models import Engine, Gpu, Model
+from app.catalog.safetensors_header import MAX_HEADER_BYTES
+from app.planning import catalog_import
 
 from .auth import add_challenge, require_token
 from .catalog_schemas import (
@@ -38,6 +41,7 @@ from .catalog_schemas import (
     ModelListQuery,
     ModelReplaceSchema,
     ModelWriteSchema,
+    load_model_columns,
 )
 from .errors import ApiError
 from .lookup import invalidate_catalog_cache, session
@@ -49,7 +53,141 @@ bp.after_request(add_challenge)
 
 # An import body may carry a whole checkpoint's safetensors headers (DeepSeek-V3's 163
 # shards run to ~10 MB), so it gets its own cap above the service-wide one.
-IMPORT_MAX_BODY_BYTES = hf_import.MAX_HEADER_BYTES + 1024 * 1024
+IMPORT_MAX_BODY_BYTES = MAX_HEADER_BYTES + 1024 * 1024
+
+Document = dict[str, Any]
+
+
+# --------------------------------------------------------------------------- the kinds
+
+
+def _as_is(document: Document) -> Document:
+    return document
+
+
+def _gpu_row(gpu: Document) -> Document:
+    """A GPU as one CSV row: its MIG profiles by name in one cell."""
+    return {**gpu, "mig_profiles": [p["name"] for p in gpu["mig_profiles"]]}
+
+
+def engine_row(engine: Document) -> Document:
+    """An engine as one CSV row of fixed columns: the efficiencies as parallel lists (one
+    cell per field, ` | ` between architectures), each uncertainty range as `low | high`,
+    the row counts and fitted_on as `key=value` lists."""
+    efficiencies = engine["efficiencies"]
+    uncertainty = engine["uncertainty"]
+    row = {key: value for key, value in engine.items() if key not in ("efficiencies", "uncertainty", "fitted_on")}
+    for field in ("architecture", "memory", "compute", "moe_memory"):
+        row[f"efficiencies_{field}"] = [e[field] for e in efficiencies]
+    for field, value in uncertainty.items():
+        row[f"uncertainty_{field}"] = [f"{k}={v}" for k, v in value.items()] if field == "rows" else value
+    row["fitted_on"] = [f"{k}={v}" for k, v in engine["fitted_on"].items()]
+    return row
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of catalog document, and everything its views differ by."""
+
+    noun: str  # in messages: "model", "GPU", "engine"
+    name: str  # in endpoint names: get_<name>, list_<collection>
+    collection: str  # the URL segment: /v1/<collection>
+    key: str  # the unique column and URL variable: "slug" or "name"
+    get: Callable[[Session, str], Any]
+    page: Callable[..., tuple[Sequence[Any], int]]  # one page of the filtered rows, and the total
+    list_query: type[Schema]
+    write_schema: type[Schema]  # POST
+    replace_schema: type[Schema]  # PUT, and PATCH after merging
+    # app.catalog.writes, looked up on each call so that it can be patched (the race tests do).
+    new: Callable[[Document], Any]
+    update: Callable[[Any, Document], None]
+    document: Callable[[Any], Document]  # the public JSON shape
+    csv_row: Callable[[Document], Document]  # the document as one CSV row
+    # Whether a 201's CSV is csv_row; a created GPU's CSV has only the document's scalars.
+    csv_row_when_created: bool
+    docs: Mapping[str, str]  # the view docstrings, by action
+
+    @property
+    def endpoint(self) -> str:
+        return f"catalog.get_{self.name}"
+
+    def what(self, key: str) -> str:
+        return f"{self.noun} {key!r}"
+
+
+MODELS = Kind(
+    noun="model",
+    name="model",
+    collection="models",
+    key="slug",
+    get=queries.get_model,
+    page=queries.filter_models,
+    list_query=ModelListQuery,
+    write_schema=ModelWriteSchema,
+    replace_schema=ModelReplaceSchema,
+    new=lambda values: writes.new_model(values),
+    update=lambda row, values: writes.update_model(row, values),
+    document=model_to_dict,
+    csv_row=_as_is,
+    csv_row_when_created=True,
+    docs={
+        "list": "Models, filtered by family, attention kind, MoE and size, one page at a time.",
+        "get": "One model by slug, with its ETag.",
+        "create": "Add a model to the catalog.",
+        "replace": "Replace a model's document (If-Match required); omitted optional fields become null.",
+        "patch": "Change some of a model's fields (JSON merge patch; If-Match required).",
+        "delete": "Remove a model (If-Match required).",
+    },
+)
+GPUS = Kind(
+    noun="GPU",
+    name="gpu",
+    collection="gpus",
+    key="slug",
+    get=queries.get_gpu,
+    page=queries.filter_gpus,
+    list_query=GpuListQuery,
+    write_schema=GpuWriteSchema,
+    replace_schema=GpuReplaceSchema,
+    new=lambda values: writes.new_gpu(values),
+    update=lambda row, values: writes.update_gpu(row, values),
+    document=gpu_to_dict,
+    csv_row=_gpu_row,
+    csv_row_when_created=False,
+    docs={
+        "list": "GPUs with their MIG profiles, filtered by vendor, memory and MIG, one page at a time.",
+        "get": "One GPU by slug, with its MIG profiles and its ETag.",
+        "create": "Add a GPU (and its MIG profiles) to the catalog.",
+        "replace": "Replace a GPU's document, MIG profiles included (If-Match required).",
+        "patch": "Change some of a GPU's fields (JSON merge patch; `mig_profiles` is replaced whole).",
+        "delete": "Remove a GPU and its MIG profiles (If-Match required).",
+    },
+)
+ENGINES = Kind(
+    noun="engine",
+    name="engine",
+    collection="engines",
+    key="name",
+    get=queries.get_engine,
+    page=queries.filter_engines,
+    list_query=EngineListQuery,
+    write_schema=EngineWriteSchema,
+    replace_schema=EngineReplaceSchema,
+    new=lambda values: writes.new_engine(values),
+    update=lambda row, values: writes.update_engine(row, values),
+    document=engine_to_dict,
+    csv_row=engine_row,
+    csv_row_when_created=True,
+    docs={
+        "list": "Serving-engine profiles (vLLM, SGLang, TensorRT-LLM), by name, one page at a time.",
+        "get": "One engine profile by name, with its ETag.",
+        "create": "Add an engine profile to the catalog.",
+        "replace": "Replace an engine profile (If-Match required); omitted constants take their defaults.",
+        "patch": "Change some of an engine's fields (JSON merge patch; `uncertainty` merges key by key, "
+        "`efficiencies` is replaced whole; If-Match required).",
+        "delete": "Remove an engine profile (If-Match required); planning then refuses its name.",
+    },
+)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -62,26 +200,8 @@ def _writer() -> Session:
     return db
 
 
-def _unknown_model(slug: str) -> ApiError:
-    return ApiError(404, f"unknown model {slug!r}: see GET /v1/models", {"slug": [f"unknown model {slug!r}"]})
-
-
-def _unknown_gpu(slug: str) -> ApiError:
-    return ApiError(404, f"unknown GPU {slug!r}: see GET /v1/gpus", {"slug": [f"unknown GPU {slug!r}"]})
-
-
-def _unknown_engine(name: str) -> ApiError:
-    return ApiError(404, f"unknown engine {name!r}: see GET /v1/engines", {"name": [f"unknown engine {name!r}"]})
-
-
 def _body() -> dict[str, Any]:
     return json_payload(hint="")
-
-
-def _query(schema: Schema) -> dict[str, Any]:
-    """Query parameters through a filter schema (unknown or repeated names are a 422)."""
-    loaded: dict[str, Any] = schema.load(query_args(schema))
-    return loaded
 
 
 def _etag(response: Response, version: int) -> Response:
@@ -135,196 +255,125 @@ def merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str
     return merged
 
 
-def _editable(document: dict[str, Any], key: str = "slug") -> dict[str, Any]:
-    """A stored document less its identifier and its version: what a PATCH merges into."""
-    return {name: value for name, value in document.items() if name not in (key, "version")}
-
-
-# --------------------------------------------------------------------------- models
-
-
-def _listing(items: list[dict[str, Any]], rows: list[dict[str, Any]], total: int, query: dict[str, Any]) -> Response:
-    body = {"items": items, "total": total, "limit": query["limit"], "offset": query["offset"]}
-    return respond(body, rows=rows)
-
-
-@bp.get("/models")
-def list_models() -> Response:
-    """Models, filtered by family, attention kind, MoE and size, one page at a time."""
-    wants()  # a bad ?format= is the first thing to report
-    query = _query(ModelListQuery())
-    rows, total = queries.filter_models(session(), **query)
-    items = [model_to_dict(row) for row in rows]
-    return _listing(items, items, total, query)
-
-
-@bp.get("/models/<slug>")
-def get_model(slug: str) -> Response:
-    """One model by slug, with its ETag."""
-    row = queries.get_model(session(), slug)
+def _found(kind: Kind, db: Session, key: str) -> Any:
+    """The stored row of `kind` under `key`; 404 naming the list to look in."""
+    row = kind.get(db, key)
     if row is None:
-        raise _unknown_model(slug)
-    return _etag(respond(model_to_dict(row)), row.version)
-
-
-def _model_answer(row: Model, status: int = 200) -> Response:
-    return _etag(respond(model_to_dict(row), status=status), row.version)
-
-
-def store_new_model(db: Session, values: dict[str, Any]) -> Model:
-    """Insert a validated model (409 when its slug is taken) and commit."""
-    if queries.get_model(db, values["slug"]) is not None:
-        raise ApiError(409, f"model {values['slug']!r} already exists: PUT or PATCH it", {"slug": ["already exists"]})
-    row = writes.new_model(values)
-    db.add(row)
-    _commit(db, f"model {values['slug']!r}")
+        message = f"unknown {kind.noun} {key!r}"
+        raise ApiError(404, f"{message}: see GET /v1/{kind.collection}", {kind.key: [message]})
     return row
 
 
-def _created(
-    row: Model | Gpu | Engine, endpoint: str, body: dict[str, Any], rows: list[dict[str, Any]] | None = None
-) -> Response:
+def _answer(kind: Kind, row: Any) -> Response:
+    document = kind.document(row)
+    return _etag(respond(document, rows=[kind.csv_row(document)]), row.version)
+
+
+def _created(kind: Kind, row: Any, body: Document, rows: list[Document] | None) -> Response:
     response = respond(body, rows=rows, status=201)
-    if isinstance(row, Engine):
-        response.headers["Location"] = url_for(endpoint, name=row.name)
-    else:
-        response.headers["Location"] = url_for(endpoint, slug=row.slug)
+    response.headers["Location"] = url_for(kind.endpoint, **{kind.key: getattr(row, kind.key)})
     return _etag(response, row.version)
 
 
-@bp.post("/models")
-@require_token
-def create_model() -> Response:
-    """Add a model to the catalog."""
-    values = ModelWriteSchema().load(_body())
-    row = store_new_model(_writer(), values)
-    return _created(row, "catalog.get_model", model_to_dict(row))
+# --------------------------------------------------------------------------- the views
 
 
-def _update_model(slug: str, document: Callable[[Model], dict[str, Any]]) -> Response:
+def _list(kind: Kind) -> Response:
+    wants()  # a bad ?format= is the first thing to report
+    schema = kind.list_query()
+    query: dict[str, Any] = schema.load(query_args(schema))  # unknown or repeated names are a 422
+    rows, total = kind.page(session(), **query)
+    items = [kind.document(row) for row in rows]
+    body = {"items": items, "total": total, "limit": query["limit"], "offset": query["offset"]}
+    return respond(body, rows=[kind.csv_row(item) for item in items])
+
+
+def _get(kind: Kind, key: str) -> Response:
+    return _answer(kind, _found(kind, session(), key))
+
+
+def _create(kind: Kind) -> Response:
+    values = kind.write_schema().load(_body())
     db = _writer()
-    row = queries.get_model(db, slug)
-    if row is None:
-        raise _unknown_model(slug)
-    _require_if_match(row.version, f"model {slug!r}")
-    values = ModelReplaceSchema().load(document(row))
-    writes.update_model(row, values)
-    _commit(db, f"model {slug!r}")
-    return _model_answer(row)
+    key = values[kind.key]
+    if kind.get(db, key) is not None:
+        raise ApiError(409, f"{kind.what(key)} already exists: PUT or PATCH it", {kind.key: ["already exists"]})
+    row = kind.new(values)
+    db.add(row)
+    _commit(db, kind.what(key), kind.key)
+    document = kind.document(row)
+    return _created(kind, row, document, [kind.csv_row(document)] if kind.csv_row_when_created else None)
 
 
-@bp.put("/models/<slug>")
-@require_token
-def replace_model(slug: str) -> Response:
-    """Replace a model's document (If-Match required); omitted optional fields become null."""
+def _update(kind: Kind, key: str, document: Callable[[Any], Document]) -> Response:
+    """PUT or PATCH: the new document (from the stored row), checked and written whole."""
+    db = _writer()
+    row = _found(kind, db, key)
+    _require_if_match(row.version, kind.what(key))
+    values = kind.replace_schema().load(document(row))
+    kind.update(row, values)
+    _commit(db, kind.what(key), kind.key)
+    return _answer(kind, row)
+
+
+def _replace(kind: Kind, key: str) -> Response:
     body = _body()
-    return _update_model(slug, lambda _row: body)
+    return _update(kind, key, lambda _row: body)
 
 
-@bp.patch("/models/<slug>")
-@require_token
-def patch_model(slug: str) -> Response:
-    """Change some of a model's fields (JSON merge patch; If-Match required)."""
+def _patch(kind: Kind, key: str) -> Response:
     patch = _body()
-    return _update_model(slug, lambda row: merge_patch(_editable(model_to_dict(row)), patch))
+
+    def merged(row: Any) -> Document:
+        # The stored document less its identifier and its version: what a PATCH merges into.
+        stored = {name: value for name, value in kind.document(row).items() if name not in (kind.key, "version")}
+        return merge_patch(stored, patch)
+
+    return _update(kind, key, merged)
 
 
-@bp.delete("/models/<slug>")
-@require_token
-def delete_model(slug: str) -> Response:
-    """Remove a model (If-Match required)."""
+def _delete(kind: Kind, key: str) -> Response:
     db = _writer()
-    row = queries.get_model(db, slug)
-    if row is None:
-        raise _unknown_model(slug)
-    _require_if_match(row.version, f"model {slug!r}")
+    row = _found(kind, db, key)
+    _require_if_match(row.version, kind.what(key))
     db.delete(row)
-    _commit(db, f"model {slug!r}")
+    _commit(db, kind.what(key), kind.key)
     return Response(status=204)
+
+
+def _view(kind: Kind, action: str, handler: Callable[..., Response], *, needs_token: bool) -> Callable[..., Response]:
+    """A Flask view for one action on `kind`, named and documented as a hand-written one."""
+
+    def view(**url: str) -> Response:
+        return handler(kind, *url.values())
+
+    view.__name__ = f"{action}_{kind.collection if action == 'list' else kind.name}"
+    view.__doc__ = kind.docs[action]
+    return require_token(view) if needs_token else view
+
+
+def _register(kind: Kind) -> None:
+    """GET and POST /v1/<collection>; GET, PUT, PATCH and DELETE /v1/<collection>/<key>."""
+    routes: list[tuple[str, str, str, Callable[..., Response]]] = [
+        ("", "list", "GET", _list),
+        ("", "create", "POST", _create),
+        (f"/<{kind.key}>", "get", "GET", _get),
+        (f"/<{kind.key}>", "replace", "PUT", _replace),
+        (f"/<{kind.key}>", "patch", "PATCH", _patch),
+        (f"/<{kind.key}>", "delete", "DELETE", _delete),
+    ]
+    for suffix, action, method, handler in routes:
+        view = _view(kind, action, handler, needs_token=method != "GET")
+        bp.add_url_rule(f"/{kind.collection}{suffix}", view_func=view, methods=[method])
 
 
 # --------------------------------------------------------------------------- import
 
 
-_NOT_SLUG = re.compile(r"[^a-z0-9.-]+")
-
-
-def _slug_from_repo(repo: str | None) -> str | None:
-    if not repo:
-        return None
-    slug = _NOT_SLUG.sub("-", repo.rsplit("/", 1)[-1].lower()).strip("-.")
-    return slug[:100] or None
-
-
-def _config_error(exc: hf_import.HFConfigError) -> ApiError:
-    field = f"config.{exc.field}" if exc.field else "config"
-    return ApiError(422, f"{field}: {exc.message}", {field: [exc.message]})
-
-
-def _header_error(exc: hf_import.HeaderError) -> ApiError:
-    field = f"safetensors_header.{exc.path}" if exc.path else "safetensors_header"
-    return ApiError(413 if exc.too_large else 422, f"{field}: {exc.message}", {field: [exc.message]})
-
-
-def prepare_import(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(validated model columns, derivation report) for an ImportSchema payload.
-
-    Shared by POST /v1/models/import and `flask import-model`; raises ApiError or
-    marshmallow's ValidationError naming the field at fault.
-    """
-    try:
-        derived = hf_import.derive(data["config"])
-    except hf_import.HFConfigError as exc:
-        raise _config_error(exc) from None
-    summary = None
-    if data.get("safetensors_header") is not None:
-        try:
-            summary = hf_import.summarise_header(data["safetensors_header"], layers=derived.layers)
-        except hf_import.HeaderError as exc:
-            raise _header_error(exc) from None
-    notes = list(derived.assumptions)
-    params_total = derived.params_total if summary is None else summary.params_total
-    if summary is not None and abs(summary.params_total / derived.params_total - 1) > 0.005:
-        notes.append(
-            f"the header holds {summary.params_total} parameters, the config implies {derived.params_total}: "
-            "the header's exact count is stored"
-        )
-    # Header dtypes, else the config's ignore lists; the notes say which (and any disagreement).
-    quantized_components, quantization_notes = hf_import.settle_quantized_components(derived, summary)
-    notes.extend(quantization_notes)
-    hf_repo = data.get("hf_repo") or derived.hf_repo
-    slug = data.get("slug") or _slug_from_repo(hf_repo)
-    counted = "exact, from the safetensors header" if summary else "computed from the config fields"
-    document = {
-        **derived.catalog_fields(params_total),
-        "quantized_components": quantized_components,
-        "hf_repo": hf_repo,
-        "name": data.get("name") or (hf_repo.rsplit("/", 1)[-1] if hf_repo else slug) or "imported model",
-        "source": data.get("source")
-        or f"{hf_repo + ' ' if hf_repo else ''}config.json, derived by the Hugging Face import; params_total {counted}",
-        "notes": "; ".join(notes) or None,
-    }
-    if slug is None and not data.get("dry_run"):
-        raise ApiError(422, "slug: required, the config names no repository", {"slug": ["required"]})
-    if slug is not None:
-        values = ModelWriteSchema().load({**document, "slug": slug})
-    else:
-        values = {**ModelReplaceSchema().load(document), "slug": None}
-    report = {
-        "family": derived.family,
-        "params_total_from_config": derived.params_total,
-        "params": {**asdict(derived.params), "total": derived.params_total},
-        "kv_bytes_per_token": derived.kv_bytes_per_token,
-        "assumptions": notes,
-        "safetensors": summary.as_dict() if summary else None,
-    }
-    return values, report
-
-
 def _too_big_header(header: Any) -> bool:
-    if request.content_length is not None and request.content_length <= hf_import.MAX_HEADER_BYTES:
+    if request.content_length is not None and request.content_length <= MAX_HEADER_BYTES:
         return False
-    return len(json.dumps(header, separators=(",", ":"))) > hf_import.MAX_HEADER_BYTES
+    return len(json.dumps(header, separators=(",", ":"))) > MAX_HEADER_BYTES
 
 
 @bp.post("/models/import")
@@ -335,199 +384,17 @@ def import_model() -> Response:
     request.max_content_length = IMPORT_MAX_BODY_BYTES
     data = ImportSchema().load(_body())
     if data["safetensors_header"] is not None and _too_big_header(data["safetensors_header"]):
-        message = f"over {hf_import.MAX_HEADER_BYTES} bytes"
+        message = f"over {MAX_HEADER_BYTES} bytes"
         raise ApiError(413, f"safetensors_header: {message}", {"safetensors_header": [message]})
-    values, report = prepare_import(data)
+    values, report = catalog_import.prepare_import(data, load_model_columns)
     if data["dry_run"]:
         model = {field: values.get(field) for field in MODEL_PUBLIC_FIELDS}
         return respond({"stored": False, "model": model, "derivation": report})
-    row = store_new_model(_writer(), values)
-    return _created(row, "catalog.get_model", {"stored": True, "model": model_to_dict(row), "derivation": report})
-
-
-# --------------------------------------------------------------------------- GPUs
-
-
-def _gpu_row(gpu: dict[str, Any]) -> dict[str, Any]:
-    """A GPU as one CSV row: its MIG profiles by name in one cell."""
-    return {**gpu, "mig_profiles": [p["name"] for p in gpu["mig_profiles"]]}
-
-
-@bp.get("/gpus")
-def list_gpus() -> Response:
-    """GPUs with their MIG profiles, filtered by vendor, memory and MIG, one page at a time."""
-    wants()
-    query = _query(GpuListQuery())
-    rows, total = queries.filter_gpus(session(), **query)
-    items = [gpu_to_dict(row) for row in rows]
-    return _listing(items, [_gpu_row(g) for g in items], total, query)
-
-
-def _gpu_answer(row: Gpu, status: int = 200) -> Response:
-    gpu = gpu_to_dict(row)
-    return _etag(respond(gpu, rows=[_gpu_row(gpu)], status=status), row.version)
-
-
-@bp.get("/gpus/<slug>")
-def get_gpu(slug: str) -> Response:
-    """One GPU by slug, with its MIG profiles and its ETag."""
-    row = queries.get_gpu(session(), slug)
-    if row is None:
-        raise _unknown_gpu(slug)
-    return _gpu_answer(row)
-
-
-@bp.post("/gpus")
-@require_token
-def create_gpu() -> Response:
-    """Add a GPU (and its MIG profiles) to the catalog."""
-    values = GpuWriteSchema().load(_body())
     db = _writer()
-    if queries.get_gpu(db, values["slug"]) is not None:
-        raise ApiError(409, f"GPU {values['slug']!r} already exists: PUT or PATCH it", {"slug": ["already exists"]})
-    row = writes.new_gpu(values)
-    db.add(row)
-    _commit(db, f"GPU {values['slug']!r}")
-    return _created(row, "catalog.get_gpu", gpu_to_dict(row))
+    row = catalog_import.store_model(db, values)
+    _commit(db, MODELS.what(row.slug))
+    return _created(MODELS, row, {"stored": True, "model": model_to_dict(row), "derivation": report}, None)
 
 
-def _update_gpu(slug: str, document: Callable[[Gpu], dict[str, Any]]) -> Response:
-    db = _writer()
-    row = queries.get_gpu(db, slug)
-    if row is None:
-        raise _unknown_gpu(slug)
-    _require_if_match(row.version, f"GPU {slug!r}")
-    values = GpuReplaceSchema().load(document(row))
-    writes.update_gpu(row, values)
-    _commit(db, f"GPU {slug!r}")
-    return _gpu_answer(row)
-
-
-@bp.put("/gpus/<slug>")
-@require_token
-def replace_gpu(slug: str) -> Response:
-    """Replace a GPU's document, MIG profiles included (If-Match required)."""
-    body = _body()
-    return _update_gpu(slug, lambda _row: body)
-
-
-@bp.patch("/gpus/<slug>")
-@require_token
-def patch_gpu(slug: str) -> Response:
-    """Change some of a GPU's fields (JSON merge patch; `mig_profiles` is replaced whole)."""
-    patch = _body()
-    return _update_gpu(slug, lambda row: merge_patch(_editable(gpu_to_dict(row)), patch))
-
-
-@bp.delete("/gpus/<slug>")
-@require_token
-def delete_gpu(slug: str) -> Response:
-    """Remove a GPU and its MIG profiles (If-Match required)."""
-    db = _writer()
-    row = queries.get_gpu(db, slug)
-    if row is None:
-        raise _unknown_gpu(slug)
-    _require_if_match(row.version, f"GPU {slug!r}")
-    db.delete(row)
-    _commit(db, f"GPU {slug!r}")
-    return Response(status=204)
-
-
-# --------------------------------------------------------------------------- engines
-
-
-def engine_row(engine: dict[str, Any]) -> dict[str, Any]:
-    """An engine as one CSV row of fixed columns: the efficiencies as parallel lists (one
-    cell per field, ` | ` between architectures), each uncertainty range as `low | high`,
-    the row counts and fitted_on as `key=value` lists."""
-    efficiencies = engine["efficiencies"]
-    uncertainty = engine["uncertainty"]
-    row = {key: value for key, value in engine.items() if key not in ("efficiencies", "uncertainty", "fitted_on")}
-    for field in ("architecture", "memory", "compute", "moe_memory"):
-        row[f"efficiencies_{field}"] = [e[field] for e in efficiencies]
-    for field, value in uncertainty.items():
-        row[f"uncertainty_{field}"] = [f"{k}={v}" for k, v in value.items()] if field == "rows" else value
-    row["fitted_on"] = [f"{k}={v}" for k, v in engine["fitted_on"].items()]
-    return row
-
-
-@bp.get("/engines")
-def list_engines() -> Response:
-    """Serving-engine profiles (vLLM, SGLang, TensorRT-LLM), by name, one page at a time."""
-    wants()
-    query = _query(EngineListQuery())
-    rows, total = queries.filter_engines(session(), **query)
-    items = [engine_to_dict(row) for row in rows]
-    return _listing(items, [engine_row(e) for e in items], total, query)
-
-
-def _engine_answer(row: Engine, status: int = 200) -> Response:
-    engine = engine_to_dict(row)
-    return _etag(respond(engine, rows=[engine_row(engine)], status=status), row.version)
-
-
-@bp.get("/engines/<name>")
-def get_engine(name: str) -> Response:
-    """One engine profile by name, with its ETag."""
-    row = queries.get_engine(session(), name)
-    if row is None:
-        raise _unknown_engine(name)
-    return _engine_answer(row)
-
-
-@bp.post("/engines")
-@require_token
-def create_engine() -> Response:
-    """Add an engine profile to the catalog."""
-    values = EngineWriteSchema().load(_body())
-    db = _writer()
-    if queries.get_engine(db, values["name"]) is not None:
-        raise ApiError(409, f"engine {values['name']!r} already exists: PUT or PATCH it", {"name": ["already exists"]})
-    row = writes.new_engine(values)
-    db.add(row)
-    _commit(db, f"engine {values['name']!r}", key="name")
-    engine = engine_to_dict(row)
-    return _created(row, "catalog.get_engine", engine, rows=[engine_row(engine)])
-
-
-def _update_engine(name: str, document: Callable[[Engine], dict[str, Any]]) -> Response:
-    db = _writer()
-    row = queries.get_engine(db, name)
-    if row is None:
-        raise _unknown_engine(name)
-    _require_if_match(row.version, f"engine {name!r}")
-    values = EngineReplaceSchema().load(document(row))
-    writes.update_engine(row, values)
-    _commit(db, f"engine {name!r}", key="name")
-    return _engine_answer(row)
-
-
-@bp.put("/engines/<name>")
-@require_token
-def replace_engine(name: str) -> Response:
-    """Replace an engine profile (If-Match required); omitted constants take their defaults."""
-    body = _body()
-    return _update_engine(name, lambda _row: body)
-
-
-@bp.patch("/engines/<name>")
-@require_token
-def patch_engine(name: str) -> Response:
-    """Change some of an engine's fields (JSON merge patch; `uncertainty` merges key by key,
-    `efficiencies` is replaced whole; If-Match required)."""
-    patch = _body()
-    return _update_engine(name, lambda row: merge_patch(_editable(engine_to_dict(row), "name"), patch))
-
-
-@bp.delete("/engines/<name>")
-@require_token
-def delete_engine(name: str) -> Response:
-    """Remove an engine profile (If-Match required); planning then refuses its name."""
-    db = _writer()
-    row = queries.get_engine(db, name)
-    if row is None:
-        raise _unknown_engine(name)
-    _require_if_match(row.version, f"engine {name!r}")
-    db.delete(row)
-    _commit(db, f"engine {name!r}", key="name")
-    return Response(status=204)
+for _kind in (MODELS, GPUS, ENGINES):
+    _register(_kind)

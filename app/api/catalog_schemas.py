@@ -26,12 +26,18 @@ from marshmallow import (
 )
 
 from app.catalog import models as columns
-from app.catalog.convert import PEAK_TFLOPS_KEYS, UNCERTAINTY_RANGES, uncertainty_to_dict
-from app.catalog.seed import NATIVE_PRECISIONS, RESERVED_ENGINE_NAMES
+from app.catalog.convert import UNCERTAINTY_RANGES, gpu_columns, uncertainty_to_dict
+from app.catalog.models import (
+    ENGINE_COLUMNS,
+    MODEL_COLUMNS,
+    NATIVE_PRECISIONS,
+    VISIBLE_OVER_DATASHEET,
+)
+from app.catalog.seed import RESERVED_ENGINE_NAMES
 from app.sizing.engine import KV_RULES, Uncertainty
 from app.sizing.memory import COMPONENTS
-from app.sizing.precision import ALIASES, PRECISIONS
-from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA
+from app.sizing.precision import normalise
+from app.sizing.specs import ATTENTION_KINDS, GQA, MLA, model_defaults
 
 from .schemas import (
     MAX_PARAMS,
@@ -39,6 +45,7 @@ from .schemas import (
     InterconnectSchema,
     MigProfileSchema,
     ModelShapeSchema,
+    _precision_validator,
     count,
     positive,
 )
@@ -50,10 +57,6 @@ MAX_LIMIT = 500
 DEFAULT_LIMIT = 100
 MAX_OFFSET = 10_000_000
 MAX_MIG_PROFILES = 64
-PRECISION_NAMES = tuple(PRECISIONS)
-# A catalog GPU's visible memory may exceed its datasheet figure read as GB (the "80 GB" of
-# an H100 is 80 GiB in practice: 79.2 GiB visible, above 80e9 bytes), never by much more.
-VISIBLE_OVER_DATASHEET = 1.1
 
 
 def _slug_field(**kwargs: Any) -> fields.String:
@@ -75,22 +78,10 @@ def _optional_text(maximum: int) -> fields.String:
     return fields.String(allow_none=True, load_default=None, validate=validate.Length(max=maximum))
 
 
-class _Precision(validate.Validator):
-    """A catalogued weight format, or one of its aliases (`bfloat16` is `bf16`)."""
-
-    error = "must be one of: " + ", ".join(PRECISION_NAMES)
-
-    def __call__(self, value: str) -> str:
-        if value.strip().lower() not in PRECISIONS and value.strip().lower() not in ALIASES:
-            raise ValidationError(self.error)
-        return value
-
-
-def canonical_precision(value: str | None) -> str | None:
-    if value is None:
-        return None
-    key = value.strip().lower()
-    return ALIASES.get(key, key)
+def _columns_of(data: dict[str, Any], names: tuple[str, ...], key: str) -> dict[str, Any]:
+    """The columns `names` of a loaded document (absent ones None); the key column only when
+    the document carries it (a PUT's slug or name is the URL's)."""
+    return {name: data.get(name) for name in names if name != key or key in data}
 
 
 class _WholeNumbers(Schema):
@@ -132,7 +123,7 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
         ],
     )
     hf_repo = _optional_text(columns.NAME_LENGTH)
-    native_precision = fields.String(allow_none=True, load_default=None, validate=_Precision())
+    native_precision = fields.String(allow_none=True, load_default=None, validate=_precision_validator())
     tie_word_embeddings = fields.Boolean(load_default=False)
     quantized_components = fields.List(
         fields.String(validate=validate.OneOf(COMPONENTS)),
@@ -173,42 +164,12 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
     @post_load
     def _columns(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         """Every model column, with the derivable ones filled in as SCHEMA.md defines them."""
-        out = {name: data.get(name) for name in MODEL_COLUMNS}
-        if "slug" in data:
-            out["slug"] = data["slug"]
-        else:
-            out.pop("slug")
+        out = _columns_of(data, MODEL_COLUMNS, "slug")
         out["tie_word_embeddings"] = data.get("tie_word_embeddings", False)
-        out["native_precision"] = canonical_precision(data.get("native_precision"))
-        if out["head_dim"] is None:
-            out["head_dim"] = data["hidden_size"] // data["attention_heads"]
-        if out["attention"] is None:
-            out["attention"] = MHA if data["kv_heads"] == data["attention_heads"] else GQA
-        if out["sliding_window_layers"] is None:
-            # A window with no layer count: every layer is windowed (Mistral 7B v0.1).
-            out["sliding_window_layers"] = data["layers"] if data.get("sliding_window") else 0
-        if out["params_active"] is None:
-            out["params_active"] = _active(data)
+        native = data.get("native_precision")
+        out["native_precision"] = None if native is None else normalise(native)
+        out.update(model_defaults(data))
         return out
-
-
-def _active(data: dict[str, Any]) -> int:
-    total: int = data["params_total"]
-    experts: int | None = data.get("experts")
-    top_k: int | None = data.get("experts_per_token")
-    routed: int | None = data.get("expert_params")
-    if experts is None or top_k is None or routed is None:
-        return total
-    return total - routed + routed * top_k // experts
-
-
-MODEL_COLUMNS = (
-    "slug", "name", "family", "hf_repo", "params_total", "params_active", "layers", "hidden_size",
-    "attention_heads", "kv_heads", "head_dim", "attention", "kv_lora_rank", "qk_rope_head_dim",
-    "sliding_window", "sliding_window_layers", "experts", "experts_per_token", "shared_experts",
-    "expert_params", "vocab_size", "intermediate_size", "moe_intermediate_size", "tie_word_embeddings",
-    "quantized_components", "native_precision", "max_context", "license", "source", "notes",
-)  # fmt: skip
 
 
 class ModelReplaceSchema(ModelWriteSchema):
@@ -295,25 +256,8 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
 
     @post_load
     def _columns(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
-        peaks = data.get("peak_tflops") or {}
-        link = data.get("interconnect") or {}
-        out = {name: data.get(name) for name in GPU_SCALAR_COLUMNS if name != "slug"}
-        if "slug" in data:
-            out["slug"] = data["slug"]
-        out.update({f"peak_tflops_{key}": peaks.get(key) for key in PEAK_TFLOPS_KEYS})
-        out["interconnect_kind"] = link.get("kind")
-        out["interconnect_bandwidth_gb_per_s"] = link.get("bandwidth_gb_per_s")
-        out["interconnect_latency_us"] = link.get("latency_us")
-        out["mig_profiles"] = [asdict(profile) for profile in data.get("mig_profiles") or []]
-        return out
-
-
-GPU_SCALAR_COLUMNS = (
-    "slug", "name", "vendor", "architecture", "form_factor", "memory_gb", "memory_visible_gib",
-    "memory_bandwidth_tb_per_s",
-    "native_precisions", "gpus_per_node", "host_cpu_cores", "hourly_price_usd", "price_date", "source",
-    "confidence", "notes",
-)  # fmt: skip
+        profiles = [asdict(profile) for profile in data.get("mig_profiles") or []]
+        return gpu_columns({**data, "mig_profiles": profiles})
 
 
 class GpuReplaceSchema(GpuWriteSchema):
@@ -465,22 +409,9 @@ class EngineWriteSchema(_WholeNumbers):
     @post_load
     def _columns(self, data: dict[str, Any], **_: Any) -> dict[str, Any]:
         """Every engines column; `name` only when the document carries it (not on PUT)."""
-        out = {name: data.get(name) for name in ENGINE_COLUMNS if name != "name"}
-        if "name" in data:
-            out["name"] = data["name"]
+        out = _columns_of(data, ENGINE_COLUMNS, "name")
         out["efficiencies"] = [dict(e) for e in data.get("efficiencies") or []]
         return out
-
-
-ENGINE_COLUMNS = (
-    "name", "display_name", "engine_version", "kv_rule", "gpu_memory_utilization", "max_batched_tokens",
-    "max_num_seqs", "block_size", "large_gpu_gib", "max_batched_tokens_large_gpu", "max_num_seqs_large_gpu",
-    "activation_bytes_per_token_hidden", "activation_bytes_per_token_expert_hidden",
-    "logits_bytes_per_vocab_entry", "non_torch_gib", "non_torch_gib_per_extra_rank", "cuda_graph_gib",
-    "cuda_graph_in_budget", "engine_buffers_gib", "step_overhead_ms", "layer_overhead_us",
-    "ttft_overhead_ms", "efficiencies",
-    "uncertainty", "fitted_on", "source", "notes",
-)  # fmt: skip
 
 
 class EngineReplaceSchema(EngineWriteSchema):
@@ -507,6 +438,15 @@ class ImportSchema(Schema):
     source = fields.String(allow_none=True, load_default=None, validate=validate.Length(min=1, max=5000))
     safetensors_header = fields.Dict(allow_none=True, load_default=None)
     dry_run = fields.Boolean(load_default=False)
+
+
+def load_model_columns(document: dict[str, Any], slug: str | None) -> dict[str, Any]:
+    """A derived model document (the import's) checked as a POST would check it, as model
+    columns; without a slug (a dry run that has none) as a PUT would, the slug None."""
+    if slug is not None:
+        loaded: dict[str, Any] = ModelWriteSchema().load({**document, "slug": slug})
+        return loaded
+    return {**ModelReplaceSchema().load(document), "slug": None}
 
 
 # --------------------------------------------------------------------------- list filters

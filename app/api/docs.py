@@ -1,4 +1,8 @@
-"""The contract and its reader: `/openapi.yaml` as written, and Swagger UI at `/docs`.
+"""The contract and its reader: `/openapi.yaml` as committed, and Swagger UI at `/docs`.
+
+openapi.yaml is generated from the code (`make spec`, app/openapi) and tests/test_openapi.py
+holds the committed file to what the generator writes; serving the file rather than
+generating at start-up keeps start-up cheap and what is served exactly what was reviewed.
 
 Swagger UI's files come from the flask-swagger-ui wheel and are served from here, so the
 page works on a machine with no way out (no CDN). Both answers are built once at start-up.
@@ -69,7 +73,7 @@ def create_blueprint() -> Blueprint:
 
     @bp.get(SPEC_URL)
     def openapi_yaml() -> Response:
-        """The OpenAPI 3.1 document this service is tested against."""
+        """The OpenAPI 3.1 document this service is tested against (openapi.yaml, generated)."""
         return Response(spec, mimetype="application/yaml")
 
     @bp.get(DOCS_URL)

@@ -14,7 +14,7 @@ from marshmallow import ValidationError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 from app.observability import request_id
-from app.planning.errors import Conflict, InvalidRequest, PlanningError, UnknownResource
+from app.planning.errors import Conflict, InvalidRequest, PlanningError, TooLarge, UnknownResource
 from app.sizing.errors import SizingError
 
 PROBLEM_JSON = "application/problem+json"
@@ -130,7 +130,12 @@ def _api_error(exc: ApiError) -> Response:
 
 
 # A service's refusal and its HTTP status.
-PLANNING_STATUS: dict[type[PlanningError], int] = {UnknownResource: 404, InvalidRequest: 422, Conflict: 409}
+PLANNING_STATUS: dict[type[PlanningError], int] = {
+    UnknownResource: 404,
+    InvalidRequest: 422,
+    Conflict: 409,
+    TooLarge: 413,
+}
 
 
 def _planning_error(exc: PlanningError) -> Response:

@@ -4,7 +4,7 @@ Dashboards refresh one URL every few seconds and spreadsheets recompute the same
 every planning answer is a pure function of the query string, the Accept header, the
 catalog and the stored calibrations. Each worker keeps recent 200 answers keyed by those
 (the catalog and the calibrations by the serials of this worker's in-memory copies, which
-lookup.py and calibration_lookup.py renew when the database's fingerprint changes), so a
+lookup.py renews when the database's fingerprint changes), so a
 repeated GET skips parsing, sizing and rendering, and a write anywhere changes the key of
 every answer as soon as this worker sees it.
 
@@ -24,9 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.observability import PLANNING_CACHE
 
-from .calibration_lookup import outage_key
-from .calibration_lookup import serial as calibration_serial
-from .lookup import catalog
+from .lookup import calibrations, catalog, stale_note
 from .schemas import PLANNING_BY_ENDPOINT
 
 ENDPOINTS = frozenset(PLANNING_BY_ENDPOINT)
@@ -78,7 +76,8 @@ def _key() -> tuple[Any, ...] | None:
         return None
     try:
         # Answers read the catalog and the calibrations: a new copy of either is a new key.
-        copies = (catalog().serial, calibration_serial(), outage_key())
+        # An answer given during an outage carries its note: part of the key.
+        copies = (catalog().serial, calibrations().serial, stale_note())
     except SQLAlchemyError:
         return None  # no catalog: let the view answer (an inline spec needs none)
     return (request.endpoint, request.query_string, request.headers.get("Accept", ""), copies)

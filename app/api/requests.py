@@ -180,7 +180,9 @@ def json_payload(hint: str = " (or use GET with query parameters)") -> dict[str,
     return data
 
 
-def parse(schema: Schema) -> dict[str, Any]:
+def parse(schema: Schema) -> Any:
+    """The request's parameters (GET) or body (POST) loaded by `schema`: a planning schema's
+    typed request."""
     if request.method == "GET":
         return load(schema, query_payload(schema), strict=False)
     return load(schema, json_payload(), strict=True)

@@ -11,12 +11,23 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
+from app.planning.requests import CostRequest, FleetRequest, PlanRequest, RooflineRequest
 from app.sizing.engine import DEFAULT_ENGINE
-from app.sizing.fleet_plan import MAX_FORECAST_PERIODS
+from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
+from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
-from app.sizing.specs import ATTENTION_KINDS, GQA, MHA, MLA, GpuSpec, MigProfile, ModelSpec
+from app.sizing.specs import (
+    ATTENTION_KINDS,
+    MHA,
+    MLA,
+    GpuSpec,
+    MigProfile,
+    ModelSpec,
+    default_head_dim,
+    model_defaults,
+)
 
 PRECISION_NAMES = tuple(PRECISIONS)
 # Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
@@ -115,7 +126,8 @@ class ModelShapeSchema(Schema):
             errors["kv_heads"] = [f"must divide attention_heads ({heads})"]
         if attention == MHA and heads and kv_heads and heads != kv_heads:
             errors["attention"] = ["mha means kv_heads == attention_heads; use gqa"]
-        if data.get("hidden_size") and heads and data.get("head_dim") is None and data["hidden_size"] % heads:
+        hidden = data.get("hidden_size")
+        if hidden and heads and data.get("head_dim") is None and default_head_dim(hidden, heads) is None:
             errors["head_dim"] = ["required when hidden_size is not a multiple of attention_heads"]
         experts, per_token, expert_params = (data.get(n) for n in ("experts", "experts_per_token", "expert_params"))
         given = [v is not None for v in (experts, per_token, expert_params)]
@@ -154,25 +166,17 @@ class InlineModelSchema(ModelShapeSchema):
 
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> ModelSpec:
-        attention = data.get("attention") or (MHA if data["kv_heads"] == data["attention_heads"] else GQA)
-        windowed = data.get("sliding_window_layers")
-        if windowed is None:
-            # A window with no layer count given means every layer is windowed (Mistral 7B).
-            windowed = data["layers"] if data.get("sliding_window") else 0
         return ModelSpec(
             name=data["name"],
             params_total=data["params_total"],
-            params_active=data.get("params_active"),
             layers=data["layers"],
             hidden_size=data["hidden_size"],
             attention_heads=data["attention_heads"],
             kv_heads=data["kv_heads"],
-            head_dim=data.get("head_dim") or data["hidden_size"] // data["attention_heads"],
-            attention=attention,
+            **model_defaults(data),
             kv_lora_rank=data.get("kv_lora_rank"),
             qk_rope_head_dim=data.get("qk_rope_head_dim"),
             sliding_window=data.get("sliding_window"),
-            sliding_window_layers=windowed,
             experts=data.get("experts"),
             experts_per_token=data.get("experts_per_token"),
             expert_params=data.get("expert_params"),
@@ -337,8 +341,20 @@ class FitSchema(Schema):
     # The per-step token budget; an engine's profiling pass over it sets its activation peak.
     max_batched_tokens = Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
 
-    def inputs(self, data: dict[str, Any]) -> PlanInputs:
-        """The typed request; `engine` stays out (the view resolves it in the catalog)."""
+    @post_load(pass_original=True)
+    def _typed(self, data: dict[str, Any], original: Any, **_: Any) -> Any:
+        # The names the request states itself (a blank query value is already absent; a JSON
+        # null counts as given): they win over a stored calibration's values.
+        given = frozenset(original) if isinstance(original, dict) else frozenset()
+        return self.typed(data, given)
+
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> Any:
+        """The loaded fields as the service's typed request."""
+        return PlanRequest(data["model"], data["gpu"], data["engine"], self.inputs(data), given)
+
+    @staticmethod
+    def inputs(data: dict[str, Any]) -> PlanInputs:
+        """The replica's knobs; `engine` stays out (the service resolves it in the catalog)."""
         known = {
             k: v for k, v in data.items() if k in PlanInputs.__dataclass_fields__ and v is not None and k != "engine"
         }
@@ -383,12 +399,24 @@ class CostSchema(ThroughputSchema):
         if data.get("tokens_per_s") is None and data.get("model") is not None and data.get("gpu") is None:
             raise ValidationError({"gpu": ["needed to derive tokens_per_s from the model"]})
 
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> CostRequest:
+        return CostRequest(
+            model=data.get("model"),
+            gpu=data.get("gpu"),
+            engine=data["engine"],
+            inputs=self.inputs(data),
+            tokens_per_s=data.get("tokens_per_s"),
+            gpus=data.get("gpus"),
+            hours_per_month=data["hours_per_month"],
+            utilization=data["utilization"],
+            given=given,
+        )
 
-def load(schema: Schema, payload: dict[str, Any], *, strict: bool) -> dict[str, Any]:
-    """Strict (POST JSON) rejects unknown fields so typos surface; query strings ignore them
-    so spreadsheet cache-busters work."""
-    loaded: dict[str, Any] = schema.load(payload, unknown=RAISE if strict else EXCLUDE)
-    return loaded
+
+def load(schema: Schema, payload: dict[str, Any], *, strict: bool) -> Any:
+    """Strict (POST JSON) rejects unknown fields so typos surface; a query string's names were
+    checked before (requests.check_unknown). A planning schema loads into its typed request."""
+    return schema.load(payload, unknown=RAISE if strict else EXCLUDE)
 
 
 class RooflineSchema(Schema):
@@ -410,6 +438,20 @@ class RooflineSchema(Schema):
             missing = [n for n in ("peak_tflops", "memory_bandwidth_tb_per_s") if data.get(n) is None]
             if missing:
                 raise ValidationError({n: ["required when no gpu is given"] for n in missing})
+
+    @post_load
+    def _typed(self, data: dict[str, Any], **_: Any) -> RooflineRequest:
+        return RooflineRequest(
+            m=data["m"],
+            k=data["k"],
+            n=data["n"],
+            gpu=data.get("gpu"),
+            peak_tflops=data.get("peak_tflops"),
+            memory_bandwidth_tb_per_s=data.get("memory_bandwidth_tb_per_s"),
+            compute_precision=data["compute_precision"],
+            activation_precision=data["activation_precision"],
+            weight_precision=data["weight_precision"],
+        )
 
 
 class PeriodSchema(Schema):
@@ -449,6 +491,41 @@ class FleetSchema(ThroughputSchema):
         if len(given) != 1 and not data.get("forecast"):
             message = "give exactly one of requests_per_day and requests_per_second"
             raise ValidationError({"requests_per_day": [message], "requests_per_second": [message]})
+
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> FleetRequest:
+        forecast = data.get("forecast") or ()
+        periods = tuple(Period(p["period"], p["requests_per_day"], p.get("peak_to_average")) for p in forecast)
+        return FleetRequest(
+            model=data["model"],
+            gpu=data.get("gpu"),
+            engine=data["engine"],
+            inputs=self.inputs(data),
+            traffic=FleetInputs(
+                requests_per_s=_requests_per_s(data),
+                peak_to_average=data["peak_to_average"],
+                ttft_slo_ms=data.get("ttft_slo_ms"),
+                tpot_slo_ms=data.get("tpot_slo_ms"),
+                per_replica_tokens_per_s=data.get("per_replica_tokens_per_s"),
+                redundancy=Redundancy(data["spare_replicas"], data["zones"], data["headroom"]),
+                hours_per_month=data["hours_per_month"],
+                load_gb_per_s=data["load_gb_per_s"],
+                engine_startup_s=data["engine_startup_s"],
+            ),
+            forecast=periods,
+            limit=data["limit"],
+            deployment=data.get("deployment"),
+            prometheus_url=data["prometheus_url"],
+            given=given,
+        )
+
+
+def _requests_per_s(data: dict[str, Any]) -> float:
+    """The average arrival rate: given per second or per day, else the forecast's first period."""
+    if data.get("requests_per_second") is not None:
+        return float(data["requests_per_second"])
+    if data.get("requests_per_day") is not None:
+        return float(data["requests_per_day"]) / SECONDS_PER_DAY
+    return float(data["forecast"][0]["requests_per_day"]) / SECONDS_PER_DAY
 
 
 @dataclass(frozen=True)

@@ -6,50 +6,32 @@ column touches this file and the migration, nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import Any
 
-from app.catalog.models import Engine, Gpu, Model, Precision
+from app.catalog.models import (
+    GPU_COLUMNS,
+    INTERCONNECT_KEYS,
+    MIG_PROFILE_COLUMNS,
+    MODEL_COLUMNS,
+    PEAK_TFLOPS_KEYS,
+    PRECISION_COLUMNS,
+    Engine,
+    Gpu,
+    Model,
+    Precision,
+)
 from app.catalog.models import MigProfile as MigProfileRow
 from app.sizing.engine import EngineProfile, KernelEfficiency, Uncertainty
 from app.sizing.specs import GpuSpec, MigProfile, ModelSpec
 
-PEAK_TFLOPS_KEYS = ("bf16", "fp16", "fp8", "int8", "fp4")
-
-# Public model fields in API.md order, then the descriptive extras. All are plain columns.
-MODEL_PUBLIC_FIELDS = (
-    "slug",
-    "name",
-    "family",
-    "hf_repo",
-    "params_total",
-    "params_active",
-    "layers",
-    "hidden_size",
-    "attention_heads",
-    "kv_heads",
-    "head_dim",
-    "attention",
-    "kv_lora_rank",
-    "qk_rope_head_dim",
-    "sliding_window",
-    "sliding_window_layers",
-    "experts",
-    "experts_per_token",
-    "shared_experts",
-    "expert_params",
-    "vocab_size",
-    "intermediate_size",
-    "moe_intermediate_size",
-    "tie_word_embeddings",
-    "quantized_components",
-    "native_precision",
-    "max_context",
-    "license",
-    "source",
-    "notes",
-    "version",
-)
+# Public model fields: every column in API.md order, then the ETag. All are plain columns.
+MODEL_PUBLIC_FIELDS = (*MODEL_COLUMNS, "version")
+# The GPU columns a document holds as they are (peaks and interconnect are nested objects).
+GPU_PLAIN_COLUMNS = tuple(name for name in GPU_COLUMNS if not name.startswith(("peak_tflops_", "interconnect_")))
+# ModelSpec's fields are all model columns of the same name.
+_MODEL_SPEC_FIELDS = tuple(f.name for f in fields(ModelSpec))
 
 # The Uncertainty fields that are [p10, p90] ranges (the others: `rows`, `unseen_widening`).
 UNCERTAINTY_RANGES = tuple(f.name for f in fields(Uncertainty) if f.name not in ("rows", "unseen_widening"))
@@ -78,40 +60,16 @@ def model_to_spec(row: Model) -> ModelSpec:
     A checkpoint dtype the catalog does not know stays None: planning then asks for an
     explicit weight_precision rather than guessing one.
     """
-    return ModelSpec(
-        name=row.name,
-        params_total=row.params_total,
-        layers=row.layers,
-        hidden_size=row.hidden_size,
-        attention_heads=row.attention_heads,
-        kv_heads=row.kv_heads,
-        head_dim=row.head_dim,
-        attention=row.attention,
-        params_active=row.params_active,
-        kv_lora_rank=row.kv_lora_rank,
-        qk_rope_head_dim=row.qk_rope_head_dim,
-        sliding_window=row.sliding_window,
-        sliding_window_layers=row.sliding_window_layers,
-        experts=row.experts,
-        experts_per_token=row.experts_per_token,
-        expert_params=row.expert_params,
-        max_context=row.max_context,
-        native_precision=row.native_precision,
-        vocab_size=row.vocab_size,
-        tie_word_embeddings=bool(row.tie_word_embeddings),
-        quantized_components=(tuple(row.quantized_components) if row.quantized_components is not None else None),
-    )
+    stored = {name: getattr(row, name) for name in _MODEL_SPEC_FIELDS}
+    stored["tie_word_embeddings"] = bool(row.tie_word_embeddings)
+    if row.quantized_components is not None:
+        stored["quantized_components"] = tuple(row.quantized_components)
+    return ModelSpec(**stored)
 
 
 def mig_profile_to_spec(row: MigProfileRow) -> MigProfile:
     """One MIG slice as the sizing core sees it."""
-    return MigProfile(
-        name=row.name,
-        compute_slices=row.compute_slices,
-        memory_slices=row.memory_slices,
-        memory_gb=row.memory_gb,
-        max_instances=row.max_instances,
-    )
+    return MigProfile(**mig_profile_to_dict(row))
 
 
 def _profiles(row: Gpu) -> list[MigProfileRow]:
@@ -150,13 +108,7 @@ def model_to_dict(row: Model) -> dict[str, Any]:
 
 def mig_profile_to_dict(row: MigProfileRow) -> dict[str, Any]:
     """A MIG profile in the public JSON shape."""
-    return {
-        "name": row.name,
-        "compute_slices": row.compute_slices,
-        "memory_slices": row.memory_slices,
-        "memory_gb": row.memory_gb,
-        "max_instances": row.max_instances,
-    }
+    return {name: getattr(row, name) for name in MIG_PROFILE_COLUMNS}
 
 
 def gpu_to_dict(row: Gpu) -> dict[str, Any]:
@@ -172,11 +124,7 @@ def gpu_to_dict(row: Gpu) -> dict[str, Any]:
         "memory_bandwidth_tb_per_s": row.memory_bandwidth_tb_per_s,
         "peak_tflops": peak_tflops(row),
         "native_precisions": (list(row.native_precisions) if row.native_precisions is not None else None),
-        "interconnect": {
-            "kind": row.interconnect_kind,
-            "bandwidth_gb_per_s": row.interconnect_bandwidth_gb_per_s,
-            "latency_us": row.interconnect_latency_us,
-        },
+        "interconnect": {key: getattr(row, f"interconnect_{key}") for key in INTERCONNECT_KEYS},
         "gpus_per_node": row.gpus_per_node,
         "host_cpu_cores": row.host_cpu_cores,
         "hourly_price_usd": row.hourly_price_usd,
@@ -189,17 +137,23 @@ def gpu_to_dict(row: Gpu) -> dict[str, Any]:
     }
 
 
+def gpu_columns(document: Mapping[str, Any]) -> dict[str, Any]:
+    """A GPU document in the public shape (peak_tflops and interconnect nested, mig_profiles
+    as dicts), loaded by the write schema or the seed, as gpus columns plus `mig_profiles`
+    (column dicts): what writes.new_gpu and writes.update_gpu take. Absent fields are None;
+    `slug` only when the document has one (a PUT's is the URL's)."""
+    peaks = document.get("peak_tflops") or {}
+    link = document.get("interconnect") or {}
+    columns = {name: document.get(name) for name in GPU_PLAIN_COLUMNS if name != "slug" or "slug" in document}
+    columns.update({f"peak_tflops_{key}": peaks.get(key) for key in PEAK_TFLOPS_KEYS})
+    columns.update({f"interconnect_{key}": link.get(key) for key in INTERCONNECT_KEYS})
+    columns["mig_profiles"] = [dict(profile) for profile in document.get("mig_profiles") or []]
+    return columns
+
+
 def precision_to_dict(row: Precision) -> dict[str, Any]:
     """A precision in the public JSON shape."""
-    return {
-        "name": row.name,
-        "bits": row.bits,
-        "bytes_per_param": row.bytes_per_param,
-        "kind": row.kind,
-        "block_scaled": row.block_scaled,
-        "source": row.source,
-        "version": row.version,
-    }
+    return {name: getattr(row, name) for name in (*PRECISION_COLUMNS, "version")}
 
 
 def uncertainty_to_spec(stored: dict[str, Any]) -> Uncertainty:

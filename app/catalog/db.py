@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+ALEMBIC_INI = REPO_ROOT / "alembic.ini"
 DEFAULT_SQLITE_PATH = REPO_ROOT / "instance" / "fleet_sizer.sqlite3"
 
 # Heroku-style and bare PostgreSQL URLs name no driver (or a retired one); we ship psycopg 3.

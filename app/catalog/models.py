@@ -378,6 +378,39 @@ class Engine(Audited, Base):
         return f"<Engine {self.name}>"
 
 
+# The bookkeeping every Audited row carries: not part of any document a client reads or writes.
+AUDIT_COLUMNS = ("id", "version", "created_at", "updated_at")
+
+
+def data_columns(row_class: type[Base]) -> tuple[str, ...]:
+    """A table's own columns in declaration order, less the Audited bookkeeping: what a write
+    stores and a document shows (`version` is shown, as the ETag, but never written)."""
+    return tuple(column.key for column in row_class.__table__.columns if column.key not in AUDIT_COLUMNS)
+
+
+MODEL_COLUMNS = data_columns(Model)
+GPU_COLUMNS = data_columns(Gpu)
+ENGINE_COLUMNS = data_columns(Engine)
+PRECISION_COLUMNS = data_columns(Precision)
+# A MIG profile belongs to its GPU's document: its key and the GPU's are not shown.
+MIG_PROFILE_COLUMNS = tuple(column.key for column in MigProfile.__table__.columns if column.key not in ("id", "gpu_id"))
+# Formats a GPU's tensor cores run natively (gpus.native_precisions holds some of these).
+NATIVE_PRECISIONS = (
+    "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4", "nvfp4", "mxfp4", "int4",
+)  # fmt: skip
+# A GPU's visible memory may exceed its datasheet figure read as GB (the "80 GB" of an H100
+# is 80 GiB in practice: 79.2 GiB visible, above 80e9 bytes), never by much more.
+VISIBLE_OVER_DATASHEET = 1.1
+# gpus.peak_tflops_<key>: the dense peaks a datasheet gives, one column per precision.
+PEAK_TFLOPS_KEYS = tuple(
+    column.removeprefix("peak_tflops_") for column in GPU_COLUMNS if column.startswith("peak_tflops_")
+)
+# gpus.interconnect_<key>: a GPU document's `interconnect` object, flattened.
+INTERCONNECT_KEYS = tuple(
+    column.removeprefix("interconnect_") for column in GPU_COLUMNS if column.startswith("interconnect_")
+)
+
+
 @event.listens_for(Session, "before_flush")
 def _bump_gpu_version_when_profiles_change(
     session: Session, _flush_context: UOWTransaction, _instances: object

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from app.catalog.models import Engine, Gpu, MigProfile, Model, Precision
+from app.catalog.models import Base, Engine, Gpu, MigProfile, Model, Precision
+
+T = TypeVar("T", bound=Base)
 
 
 def get_model(session: Session, slug: str) -> Model | None:
@@ -54,11 +57,19 @@ def list_engines(session: Session) -> Sequence[Engine]:
     return session.scalars(select(Engine).order_by(Engine.name)).all()
 
 
+def _page(
+    session: Session, entity: type[T], conditions: list[Any], order: Any, limit: int, offset: int, *options: Any
+) -> tuple[Sequence[T], int]:
+    """One page of the rows of `entity` matching every condition, in `order`, and how many
+    match in all (the count ignores limit and offset)."""
+    total = session.scalar(select(func.count()).select_from(entity).where(*conditions)) or 0
+    page = select(entity).where(*conditions).order_by(order).limit(limit).offset(offset).options(*options)
+    return session.scalars(page).all(), total
+
+
 def filter_engines(session: Session, *, limit: int = 100, offset: int = 0) -> tuple[Sequence[Engine], int]:
     """One page of the engine profiles, by name, and how many there are."""
-    total = session.scalar(select(func.count()).select_from(Engine)) or 0
-    page = select(Engine).order_by(Engine.name).limit(limit).offset(offset)
-    return session.scalars(page).all(), total
+    return _page(session, Engine, [], Engine.name, limit, offset)
 
 
 def catalog_counts(session: Session) -> dict[str, int]:
@@ -90,9 +101,7 @@ def filter_models(
         conditions.append(Model.params_total >= min_params)
     if max_params is not None:
         conditions.append(Model.params_total <= max_params)
-    total = session.scalar(select(func.count()).select_from(Model).where(*conditions)) or 0
-    page = select(Model).where(*conditions).order_by(Model.slug).limit(limit).offset(offset)
-    return session.scalars(page).all(), total
+    return _page(session, Model, conditions, Model.slug, limit, offset)
 
 
 def filter_gpus(
@@ -112,13 +121,4 @@ def filter_gpus(
         conditions.append(Gpu.memory_gb >= min_memory_gb)
     if has_mig is not None:
         conditions.append(Gpu.mig_profiles.any() if has_mig else ~Gpu.mig_profiles.any())
-    total = session.scalar(select(func.count()).select_from(Gpu).where(*conditions)) or 0
-    page = (
-        select(Gpu)
-        .where(*conditions)
-        .order_by(Gpu.slug)
-        .limit(limit)
-        .offset(offset)
-        .options(selectinload(Gpu.mig_profiles))
-    )
-    return session.scalars(page).all(), total
+    return _page(session, Gpu, conditions, Gpu.slug, limit, offset, selectinload(Gpu.mig_profiles))

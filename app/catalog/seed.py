@@ -17,21 +17,25 @@ import yaml
 from sqlalchemy import exists, select
 from sqlalchemy.orm import Session
 
-from app.catalog.convert import UNCERTAINTY_RANGES, uncertainty_to_dict
+from app.catalog import writes
+from app.catalog.convert import UNCERTAINTY_RANGES, gpu_columns, uncertainty_to_dict
 from app.catalog.models import (
     CONFIDENCE_LEVELS,
+    NATIVE_PRECISIONS,
+    PEAK_TFLOPS_KEYS,
     PRICE_DATE_PATTERN,
     SLUG_PATTERN,
     VENDORS,
+    VISIBLE_OVER_DATASHEET,
     Base,
     Engine,
     Gpu,
-    MigProfile,
     Model,
     Precision,
 )
 from app.sizing.engine import IDEAL, KV_RULES, Uncertainty
 from app.sizing.memory import COMPONENTS
+from app.sizing.specs import ATTENTION_KINDS, model_defaults
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
 
@@ -101,7 +105,7 @@ MODEL_FIELDS: dict[str, FieldRule] = {
     "attention_heads": _req("int", positive=True),
     "kv_heads": _req("int", positive=True),
     "head_dim": _req("int", positive=True),
-    "attention": _req("str", choices=("mha", "gqa", "mla")),
+    "attention": _req("str", choices=ATTENTION_KINDS),
     "kv_lora_rank": _opt("int", positive=True),
     "qk_rope_head_dim": _opt("int", positive=True),
     "sliding_window": _opt("int", positive=True),
@@ -121,11 +125,6 @@ MODEL_FIELDS: dict[str, FieldRule] = {
     "source": _req("str"),
     "notes": _opt("str"),
 }
-
-PEAK_TFLOPS_KEYS = ("bf16", "fp16", "fp8", "int8", "fp4")
-NATIVE_PRECISIONS = (
-    "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp6", "fp4", "nvfp4", "mxfp4", "int4",
-)  # fmt: skip
 
 GPU_FIELDS: dict[str, FieldRule] = {
     "slug": _req("str"),
@@ -315,7 +314,7 @@ def _check_model_extras(entry: Entry, where: str, problems: list[str]) -> None:
 
 def _check_gpu_memory(entry: Entry, where: str, problems: list[str]) -> None:
     visible, datasheet = entry["memory_visible_gib"], entry["memory_gb"]
-    if _kind_ok(visible, "number") and _kind_ok(datasheet, "number") and visible > datasheet * 1.1:
+    if _kind_ok(visible, "number") and _kind_ok(datasheet, "number") and visible > datasheet * VISIBLE_OVER_DATASHEET:
         problems.append(
             f"{where}: field 'memory_visible_gib': {visible!r} GiB is more than memory_gb ({datasheet!r}) allows"
         )
@@ -446,23 +445,19 @@ def load_seed_files(seed_dir: Path | str = SEED_DIR) -> dict[str, list[Entry]]:
     return loaded
 
 
+def _model_row(entry: Entry) -> Model:
+    # Fields a seed entry leaves out mean what they mean on a write (SCHEMA.md).
+    return writes.new_model({**entry, **model_defaults(entry)})
+
+
 def _gpu_row(entry: Entry) -> Gpu:
-    peaks = entry["peak_tflops"]
-    interconnect = entry["interconnect"]
-    columns = {key: value for key, value in entry.items() if key not in ("peak_tflops", "interconnect", "mig_profiles")}
-    return Gpu(
-        **columns,
-        **{f"peak_tflops_{key}": peaks[key] for key in PEAK_TFLOPS_KEYS},
-        interconnect_kind=interconnect["kind"],
-        interconnect_bandwidth_gb_per_s=interconnect["bandwidth_gb_per_s"],
-        interconnect_latency_us=interconnect["latency_us"],
-        mig_profiles=[MigProfile(**profile) for profile in entry["mig_profiles"]],
-    )
+    return writes.new_gpu(gpu_columns(entry))
 
 
 def _engine_row(entry: Entry) -> Engine:
+    # engines.yaml says `version` as EngineProfile does; the column is engine_version.
     columns = {key: value for key, value in entry.items() if key != "version"}
-    return Engine(**columns, engine_version=entry["version"])
+    return writes.new_engine({**columns, "engine_version": entry["version"]})
 
 
 SEEDED_KINDS = ("models", "gpus", "precisions", "engines")
@@ -482,7 +477,7 @@ def seed_catalog(
 
     # kind -> (the stored keys, the entry's key field, entry -> row)
     builders: dict[str, tuple[Any, str, Callable[[Entry], Base]]] = {
-        "models": (Model.slug, "slug", lambda entry: Model(**entry)),
+        "models": (Model.slug, "slug", _model_row),
         "gpus": (Gpu.slug, "slug", _gpu_row),
         "precisions": (Precision.name, "name", lambda entry: Precision(**entry)),
         "engines": (Engine.name, "name", _engine_row),

@@ -1,5 +1,6 @@
 """Catalog writes as plain functions on rows: the caller validates the values (a column dict
-from app.api.catalog_schemas) and owns the transaction (commits in the view or the CLI).
+from app.api.catalog_schemas, or a checked seed entry) and owns the transaction (commits in
+the view, the import service's caller or the seed's).
 
 Optimistic locking is the mapper's `version_id_col`: an UPDATE or DELETE carries
 `WHERE version = <the version loaded>`, so a row changed in between raises StaleDataError

@@ -23,3 +23,7 @@ class InvalidRequest(PlanningError):
 
 class Conflict(PlanningError):
     """A write that collides with what the catalog holds (HTTP 409)."""
+
+
+class TooLarge(PlanningError):
+    """An input over one of a service's size caps (HTTP 413): e.g. too many tensors or shards."""

@@ -209,23 +209,28 @@ def rank(
     options: list[Option] = []
     for label, gpu in gpus:
         for profile in _targets(gpu):
-            target_plan = replace(plan, mig_profile=profile, tensor_parallel=None)
-            try:
-                fitted = plan_fit(model, gpu, _card_priced_inputs(target_plan, gpu))
-            except SizingError as exc:
-                options.append(Option(label, profile, None, None, None, f"{exc.field}: {exc.message}"))
-                continue
-            fitting = [tp for tp in fitted.valid_tensor_parallel if tp >= fitted.tensor_parallel]
-            if not fitted.result.fits_weights:
-                options.append(
-                    Option(
-                        label, profile, None, fitted.weight_precision, None, "weights do not fit on any valid TP size"
-                    )
-                )
-                continue
-            for tp in fitting:
-                options.append(_option(model, gpu, label, profile, replace(target_plan, tensor_parallel=tp), inputs))
+            options.extend(_shapes_on(model, gpu, label, replace(plan, mig_profile=profile), inputs))
     return _order(options)
+
+
+def shapes(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
+    """On one GPU (or the request's MIG profile of it): every valid TP that holds the weights,
+    ranked as `rank` ranks the catalog. The smallest TP that holds the weights is rarely the
+    cheapest fleet: a larger one leaves room for KV and batches more per GPU."""
+    return _order(_shapes_on(model, gpu, label, plan, inputs))
+
+
+def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
+    profile = plan.mig_profile
+    target_plan = replace(plan, tensor_parallel=None)
+    try:
+        fitted = plan_fit(model, gpu, _card_priced_inputs(target_plan, gpu))
+    except SizingError as exc:
+        return [Option(label, profile, None, None, None, f"{exc.field}: {exc.message}")]
+    if not fitted.result.fits_weights:
+        return [Option(label, profile, None, fitted.weight_precision, None, "weights do not fit on any valid TP size")]
+    fitting = [tp for tp in fitted.valid_tensor_parallel if tp >= fitted.tensor_parallel]
+    return [_option(model, gpu, label, profile, replace(target_plan, tensor_parallel=tp), inputs) for tp in fitting]
 
 
 def _option(

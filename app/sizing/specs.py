@@ -7,13 +7,69 @@ core never sees an ORM object or a request.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # Attention kinds the KV-cache formulas distinguish.
 MHA = "mha"
 GQA = "gqa"
 MLA = "mla"
 ATTENTION_KINDS = (MHA, GQA, MLA)
+
+
+# --------------------------------------------------------------------------- model defaults
+#
+# What a model's omitted architecture fields mean (catalog_seed/SCHEMA.md), wherever a model is
+# given: written to the catalog, given inline for planning, seeded, or read from a config.json.
+
+
+def default_head_dim(hidden_size: int, attention_heads: int) -> int | None:
+    """hidden_size / attention_heads; None when that is not whole (the head_dim must be given)."""
+    if hidden_size % attention_heads:
+        return None
+    return hidden_size // attention_heads
+
+
+def default_attention(attention_heads: int, kv_heads: int) -> str:
+    """MHA when every query head has its own KV head, else GQA (MLA is never implied)."""
+    return MHA if kv_heads == attention_heads else GQA
+
+
+def default_sliding_window_layers(layers: int, sliding_window: int | None) -> int:
+    """A window with no layer count means every layer is windowed (Mistral 7B v0.1, Phi-3)."""
+    return layers if sliding_window else 0
+
+
+def default_params_active(
+    params_total: int, experts: int | None, experts_per_token: int | None, expert_params: int | None
+) -> int:
+    """Parameters one token uses, in whole parameters: all of a dense model; for a
+    mixture-of-experts model everything but the routed experts, plus k/E of them (embedding
+    and LM head included). Integer arithmetic, so a count near 10^14 stays exact."""
+    if not experts or not experts_per_token or expert_params is None:
+        return params_total
+    return params_total - expert_params + expert_params * experts_per_token // experts
+
+
+def model_defaults(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The derivable architecture fields a model leaves out (absent or None), filled in:
+    head_dim, attention, sliding_window_layers, params_active. `fields` holds the model's
+    validated shape (params_total, layers, hidden_size, attention_heads, kv_heads and the
+    expert fields); what it gives wins."""
+    head_dim = fields.get("head_dim")
+    if head_dim is None:
+        head_dim = default_head_dim(fields["hidden_size"], fields["attention_heads"])
+    attention = fields.get("attention") or default_attention(fields["attention_heads"], fields["kv_heads"])
+    windowed = fields.get("sliding_window_layers")
+    if windowed is None:
+        windowed = default_sliding_window_layers(fields["layers"], fields.get("sliding_window"))
+    active = fields.get("params_active")
+    if active is None:
+        active = default_params_active(
+            fields["params_total"], fields.get("experts"), fields.get("experts_per_token"), fields.get("expert_params")
+        )
+    return {"head_dim": head_dim, "attention": attention, "sliding_window_layers": windowed, "params_active": active}
 
 
 @dataclass(frozen=True)
@@ -63,7 +119,10 @@ class ModelSpec:
 
     @property
     def active_params(self) -> float:
-        """Parameters one token touches: all of a dense model, shared + k/E of the experts."""
+        """Parameters one token touches: all of a dense model, shared + k/E of the experts.
+
+        The real-valued share, for the arithmetic; default_params_active is the same rule in
+        whole parameters, for the catalog's column."""
         if not self.is_moe:
             return float(self.params_total)
         assert self.experts and self.experts_per_token and self.expert_params

@@ -26,7 +26,8 @@ from sqlalchemy.pool import NullPool
 from werkzeug.test import TestResponse
 
 from app import create_app
-from app.api import calibration_lookup, lookup
+from app.api import lookup
+from app.catalog import cache
 from app.calibration.startup_log import MAX_LOG_BYTES
 from app.catalog import queries
 from app.catalog.convert import gpu_to_spec, model_to_spec
@@ -69,7 +70,7 @@ def no_calibrations(app: Flask) -> Iterator[None]:
     with app.extensions["fleet_sizer"]["sessionmaker"]() as db:
         db.execute(delete(Calibration))
         db.commit()
-    calibration_lookup.invalidate_calibration_cache(app)
+    lookup.invalidate_calibration_cache(app)
 
 
 @pytest.fixture
@@ -319,14 +320,14 @@ def test_another_worker_plans_with_a_new_calibration_within_the_check_interval(
         return real() + offset[0]
 
     try:
-        # Both copies (catalog and calibrations) read the same clock.
-        assert calibration_lookup.time is lookup.time is time
+        # Both copies (catalog and calibrations) are fingerprint caches reading this clock.
+        assert cache.time is time
         monkeypatch.setattr(time, "monotonic", monotonic)
         url = "/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm"
         reader = other.test_client()
         assert reader.get(url).get_json()["basis"] == "datasheet"
         calibrate(client, tensor_parallel=1, points=tpot_points(app, 0.62))
-        offset[0] += lookup.CHECK_INTERVAL_S + 0.001
+        offset[0] += cache.CHECK_INTERVAL_S + 0.001
         assert reader.get(url).get_json()["basis"] == "calibrated"
     finally:
         other.extensions["fleet_sizer"]["engine"].dispose()

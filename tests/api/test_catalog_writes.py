@@ -605,3 +605,25 @@ def test_deleting_a_gpu_deletes_its_mig_profiles(app: Flask, client: FlaskClient
 def test_a_duplicate_gpu_slug_is_409(client: FlaskClient) -> None:
     response = client.post("/v1/gpus", json=gpu_body("h100-sxm"), headers=AUTH)
     assert response.status_code == 409
+
+
+def test_each_kind_has_its_six_named_routes(app: Flask) -> None:
+    """The views are registered from one table (app/api/catalog.py); their endpoint names
+    and methods are what url_for and clients rely on."""
+    routes = {
+        (rule.endpoint, rule.rule, method)
+        for rule in app.url_map.iter_rules()
+        if rule.endpoint.startswith("catalog.")
+        for method in (rule.methods or set()) - {"HEAD", "OPTIONS"}
+    }
+    for kind, noun, key in (("models", "model", "slug"), ("gpus", "gpu", "slug"), ("engines", "engine", "name")):
+        assert {
+            (f"catalog.list_{kind}", f"/v1/{kind}", "GET"),
+            (f"catalog.create_{noun}", f"/v1/{kind}", "POST"),
+            (f"catalog.get_{noun}", f"/v1/{kind}/<{key}>", "GET"),
+            (f"catalog.replace_{noun}", f"/v1/{kind}/<{key}>", "PUT"),
+            (f"catalog.patch_{noun}", f"/v1/{kind}/<{key}>", "PATCH"),
+            (f"catalog.delete_{noun}", f"/v1/{kind}/<{key}>", "DELETE"),
+        } <= routes
+    assert ("catalog.import_model", "/v1/models/import", "POST") in routes
+    assert app.view_functions["catalog.get_gpu"].__doc__ == "One GPU by slug, with its MIG profiles and its ETag."

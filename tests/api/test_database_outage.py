@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY
 from sqlalchemy import event
 
 from app import create_app
-from app.api import lookup
+from app.catalog import cache
 
 TOKEN = "outage-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -68,7 +68,7 @@ def test_planning_answers_from_memory_and_writes_answer_503(
         assert response.status_code == 200 and not any(STALE in w for w in response.get_json()["warnings"])
 
     offset = [0.0]
-    monkeypatch.setattr(lookup.time, "monotonic", lambda: time.perf_counter() + offset[0] + 1e6)
+    monkeypatch.setattr(cache.time, "monotonic", lambda: time.perf_counter() + offset[0] + 1e6)
     switch.down = True
     app.extensions["fleet_sizer"]["engine"].dispose()
     before = _stale_answers()
@@ -91,7 +91,7 @@ def test_planning_answers_from_memory_and_writes_answer_503(
     assert client.get("/livez").status_code == 200 and client.get("/healthz").status_code == 200
 
     switch.down = False
-    offset[0] += lookup.DEFAULT_RETRY_MAX_S + 1
+    offset[0] += cache.DEFAULT_RETRY_MAX_S + 1
     response = client.get(FIT)
     assert response.status_code == 200
     assert not any(STALE in w for w in response.get_json()["warnings"])

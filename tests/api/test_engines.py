@@ -19,11 +19,11 @@ from sqlalchemy import delete
 
 from app import create_app
 from app.api.catalog_schemas import EngineWriteSchema
-from app.api.errors import ApiError
-from app.api.lookup import catalog_engines, resolve_engine
+from app.api.lookup import context
 from app.catalog.convert import ENGINE_PUBLIC_FIELDS
 from app.catalog.models import Engine
 from app.catalog.seed import load_seed_files
+from app.planning.errors import InvalidRequest
 from tests.support import seeded_app
 
 TOKEN = "engine-token-0123456789abcdef"
@@ -318,7 +318,7 @@ def test_patch_without_if_match_is_428_and_with_a_stale_one_412(client: FlaskCli
 
 def test_patch_changes_a_constant_visible_on_get_and_to_planning(app: Flask, client: FlaskClient) -> None:
     with app.test_request_context():
-        before = resolve_engine("vllm")
+        before = context().engine("vllm")
         assert before is not None
     etag = etag_of(client, "vllm")
     response = client.patch(
@@ -336,7 +336,7 @@ def test_patch_changes_a_constant_visible_on_get_and_to_planning(app: Flask, cli
     assert response.headers["ETag"] == f'"{body["version"]}"'
     # The writing worker dropped its copy: planning sees the change at once.
     with app.test_request_context():
-        after = resolve_engine("vllm")
+        after = context().engine("vllm")
         assert after is not None
         assert after.step_overhead_ms == before.step_overhead_ms + 2.5
         assert after.uncertainty.ttft == (0.5, 2.0)
@@ -384,29 +384,27 @@ def test_writes_to_an_unknown_engine_are_404(client: FlaskClient) -> None:
 def test_delete_needs_the_current_etag_then_planning_refuses_the_name(app: Flask, client: FlaskClient) -> None:
     create(client, engine_body("doomed"))
     with app.test_request_context():
-        assert resolve_engine("doomed") is not None
-        assert "doomed" in [name for name, _ in catalog_engines()]
+        assert context().engine("doomed") is not None
+        assert "doomed" in list(context().catalog.engines)
     problem(client.delete("/v1/engines/doomed", headers=AUTH), 428)
     problem(client.delete("/v1/engines/doomed", headers={**AUTH, "If-Match": '"2"'}), 412)
     assert client.delete("/v1/engines/doomed", headers={**AUTH, "If-Match": '"1"'}).status_code == 204
     problem(client.get("/v1/engines/doomed"), 404)
     with app.test_request_context():
-        with pytest.raises(ApiError) as caught:
-            resolve_engine("doomed")
-        assert "doomed" not in [name for name, _ in catalog_engines()]
-    assert caught.value.status == 422
+        with pytest.raises(InvalidRequest) as caught:
+            context().engine("doomed")
+        assert "doomed" not in list(context().catalog.engines)
     assert list(caught.value.errors or {}) == ["engine"]
 
 
 def test_ideal_is_no_profile_and_an_unknown_name_lists_the_known_ones(app: Flask) -> None:
     with app.test_request_context():
-        assert resolve_engine("ideal") is None
-        profile = resolve_engine("vllm")
+        assert context().engine("ideal") is None
+        profile = context().engine("vllm")
         assert profile is not None and profile.name == "vllm" and profile.source
-        with pytest.raises(ApiError) as caught:
-            resolve_engine("tgi")
-        known = [name for name, _ in catalog_engines()]
-    assert caught.value.status == 422
+        with pytest.raises(InvalidRequest) as caught:
+            context().engine("tgi")
+        known = list(context().catalog.engines)
     message = (caught.value.errors or {})["engine"][0]
     assert message.startswith("unknown engine 'tgi': known are ideal, ")
     assert all(name in message for name in known)

@@ -162,3 +162,39 @@ def test_mig_fleet_counts_whole_cards_and_a_seventh_of_the_host_cpu(client):
     assert body["replicas_per_card"] == 7
     assert body["gpus_total"] == -(-body["replicas_total"] // 7)
     assert body["host_cpu_cores"] == pytest.approx(2 * body["replicas_total"])
+
+
+LLAMA_70B_AT_2M = {  # issue 12's example: 2M requests/day of 2,000/400 tokens, 40 ms TPOT, 1.5 s TTFT, peak x2.5
+    "model": "llama-3.1-70b",
+    "prompt_tokens": 2000,
+    "output_tokens": 400,
+    "tpot_slo_ms": 40,
+    "ttft_slo_ms": 1500,
+    "requests_per_day": 2_000_000,
+    "peak_to_average": 2.5,
+}
+
+
+def test_a_named_gpu_gets_its_cheapest_tensor_parallel_size_not_the_smallest(client):
+    named = post_ok(client, "/v1/fleet", {**LLAMA_70B_AT_2M, "gpu": "h100-sxm"})
+    ranked = post_ok(client, "/v1/fleet", LLAMA_70B_AT_2M)
+    h100 = [o for o in ranked["options"] if o["gpu"] == "h100-sxm" and o["mig_profile"] is None and o["rank"]]
+    cheapest = min(o["monthly_cost_usd"] for o in h100)
+    assert named["replica"]["tensor_parallel"] in (4, 8)
+    assert named["monthly_cost_usd"] <= 1.05 * cheapest
+    # Every valid size that holds the 70B's 141 GB of bf16 weights on 80 GB cards was sized.
+    alternatives = named["alternatives"]
+    assert sorted(a["tensor_parallel"] for a in alternatives) == [2, 4, 8]
+    assert alternatives[0]["tensor_parallel"] == named["replica"]["tensor_parallel"]
+    assert alternatives[0]["why"].startswith("cheapest per month")
+    for lost in alternatives[1:]:
+        extra = lost["monthly_cost_usd"] - named["monthly_cost_usd"]
+        assert lost["why"] == f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
+    # The smallest size that holds the weights (TP2) is KV-bound: it needs more GPUs.
+    tp2 = next(a for a in alternatives if a["tensor_parallel"] == 2)
+    assert tp2["gpus_total"] > named["gpus_total"]
+
+
+def test_a_given_tensor_parallel_size_is_planned_as_given(client):
+    body = post_ok(client, "/v1/fleet", {**LLAMA_70B_AT_2M, "gpu": "h100-sxm", "tensor_parallel": 2})
+    assert body["replica"]["tensor_parallel"] == 2 and "alternatives" not in body

@@ -1,6 +1,6 @@
 """The per-worker catalog copy behind planning: no ORM work per request, and every worker
 answering from the new catalog after a write made anywhere: at once for a slug it did not
-know, within lookup.CHECK_INTERVAL_S for edits and deletions, at once in the writing worker.
+know, within cache.CHECK_INTERVAL_S for edits and deletions, at once in the writing worker.
 
 Two apps over one SQLite file stand for two gunicorn workers: writes go through one
 (`writer`), planning through the other (`reader`), whose copy and memo were warmed first.
@@ -22,6 +22,7 @@ from sqlalchemy import event
 
 from app import create_app
 from app.api import lookup
+from app.catalog import cache
 from app.catalog import queries, writes
 
 TOKEN = "cache-test-token-0123456789"
@@ -44,7 +45,7 @@ def workers(tmp_path: Path) -> Iterator[tuple[Flask, Flask]]:
 
 
 class Clock:
-    """lookup's view of time.monotonic, moved on by hand."""
+    """The fingerprint caches' view of time.monotonic, moved on by hand."""
 
     def __init__(self) -> None:
         self.offset = 0.0
@@ -53,13 +54,13 @@ class Clock:
         return time.monotonic() + self.offset
 
     def pass_check_interval(self) -> None:
-        self.offset += lookup.CHECK_INTERVAL_S + 0.001
+        self.offset += cache.CHECK_INTERVAL_S + 0.001
 
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     fake = Clock()
-    monkeypatch.setattr(lookup, "time", fake)
+    monkeypatch.setattr(cache, "time", fake)
     return fake
 
 
@@ -123,7 +124,9 @@ def test_within_the_interval_planning_touches_no_database(workers: tuple[Flask, 
     with statements(reader) as seen:
         fit(client)
     queries_run = [statement for statement in seen if statement != "BEGIN"]
-    assert len(queries_run) == 1 and "count(*)" in queries_run[0]  # the fingerprint, no reload
+    # The two fingerprints (catalog, calibrations), no reload.
+    assert len(queries_run) == 2 and all("count(*)" in q for q in queries_run), queries_run
+    assert "FROM engines" in queries_run[0] and "FROM calibrations" in queries_run[1]
 
 
 def test_an_edit_through_one_worker_reaches_the_other_within_the_interval(
@@ -202,12 +205,12 @@ def test_the_writing_worker_drops_its_copy_on_commit(workers: tuple[Flask, Flask
 def test_an_old_copy_is_reloaded_even_if_the_fingerprint_stands_still(
     workers: tuple[Flask, Flask], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The backstop for SQLite's one-second timestamps (see lookup.MAX_SNAPSHOT_AGE_S)."""
+    """The backstop for SQLite's one-second timestamps (see app.catalog.snapshots.MAX_SNAPSHOT_AGE_S)."""
     _, reader = workers
     with reader.app_context():
         first, _ = lookup.catalog_cache().get()
         assert lookup.catalog_cache().get(recheck=True)[0] is first
-        monkeypatch.setattr(lookup, "MAX_SNAPSHOT_AGE_S", 0.0)
+        monkeypatch.setattr(lookup.catalog_cache(), "max_age_s", 0.0)
         assert lookup.catalog_cache().get(recheck=True)[0].serial == first.serial + 1
 
 
@@ -232,11 +235,11 @@ def test_a_new_engine_is_resolvable_everywhere_at_once(workers: tuple[Flask, Fla
     """No clock movement: a name the copy lacks makes the worker check before refusing it."""
     writer, reader = workers
     with reader.test_request_context():
-        assert lookup.resolve_engine("vllm") is not None  # warms the reader's copy
+        assert lookup.context().engine("vllm") is not None  # warms the reader's copy
     document = writer.test_client().get("/v1/engines/vllm").get_json()
     document = {k: v for k, v in document.items() if k != "version"}
     response = writer.test_client().post("/v1/engines", json={**document, "name": "vllm-next"}, headers=AUTH)
     assert response.status_code == 201, response.get_data(as_text=True)
     with reader.test_request_context():
-        profile = lookup.resolve_engine("vllm-next")
+        profile = lookup.context().engine("vllm-next")
     assert profile is not None and profile.name == "vllm-next"

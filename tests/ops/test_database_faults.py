@@ -29,7 +29,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from app.api.lookup import CHECK_INTERVAL_S
+from app.catalog.cache import CHECK_INTERVAL_S
 from bench.server import Server, running_server
 from tests.catalog.conftest import postgres_url_or_skip
 

@@ -1,31 +1,41 @@
-"""A model's architecture and parameter count from its Hugging Face `config.json`, and the
-exact count from its safetensors header(s), without ever reading a weight.
+"""A model's architecture and parameter count from its Hugging Face `config.json`, as the
+catalog's model columns, with the assumptions the derivation made.
 
-Standard library and the sizing core only: the API and the CLI both call in here and map the two error types
-to their own answers. Counts follow the modelling code of each family in transformers
-(every weight, bias and norm a checkpoint stores), with the catalog's conventions
-(catalog_seed/SCHEMA.md): `expert_params` is the routed experts only, `params_active`
-includes the embedding and the LM head, and a multimodal checkpoint counts its text decoder.
-`quantized_components` comes from the header's dtypes, else the quantization_config's ignore
-lists, and is stored only where it differs from the format's convention (see that section).
+Standard library and the sizing core only: the import service (app/planning/catalog_import.py)
+calls in here and maps HFConfigError to its own answer. Counts follow the modelling code of
+each family in transformers (every weight, bias and norm a checkpoint stores), with the
+catalog's conventions (catalog_seed/SCHEMA.md): `expert_params` is the routed experts only,
+`params_active` includes the embedding and the LM head, and a multimodal checkpoint counts
+its text decoder. `quantized_components` comes from the safetensors header's dtypes
+(safetensors_header), else the quantization_config's ignore lists, and is stored only where
+it differs from the format's convention (settle_quantized_components).
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
-import math
 import re
-import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import groupby
-from pathlib import Path
 from typing import Any
 
-from app.sizing.memory import ATTENTION, COMPONENTS, DENSE_MLP, EMBEDDINGS, EXPERTS, LM_HEAD, kv_bytes_per_token
+from app.catalog.checkpoint_components import (
+    LINEAR_COMPONENTS,
+    ComponentLayout,
+    ComponentReading,
+    module_scope,
+)
+from app.catalog.safetensors_header import HeaderSummary, read_header_components
+from app.sizing.memory import COMPONENTS, EMBEDDINGS, LM_HEAD, kv_bytes_per_token
 from app.sizing.precision import UnknownPrecision, is_quantized, normalise, quantized_by_default
-from app.sizing.specs import ModelSpec
+from app.sizing.specs import (
+    MLA,
+    ModelSpec,
+    default_attention,
+    default_head_dim,
+    default_params_active,
+    default_sliding_window_layers,
+)
 
 SUPPORTED_FAMILIES = (
     "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe",
@@ -56,11 +66,13 @@ TORCH_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 MAX_LAYERS = 10_000
 MAX_DIM = 10_000_000
 MAX_EXPERTS = 100_000
-
-MAX_HEADER_BYTES = 16 * 1024 * 1024
-MAX_TENSORS = 1_000_000
-MAX_SHARDS = 10_000
-MAX_RANK = 8
+# Where each format writes the modules it leaves unquantized: compressed-tensors /
+# llm-compressor `ignore`, transformers (fp8, fbgemm_fp8, mxfp4, AWQ) `modules_to_not_convert`,
+# bitsandbytes `llm_int8_skip_modules`, vLLM fp8 `ignored_layers`, ModelOpt `exclude_modules`.
+IGNORE_LIST_KEYS = ("ignore", "modules_to_not_convert", "llm_int8_skip_modules", "ignored_layers", "exclude_modules")
+MAX_IGNORE_ENTRIES = 100_000
+MAX_IGNORE_ENTRY_LENGTH = 1000
+MAX_LAYER_PATTERNS = 100  # distinct non-numeric layer parts an ignore list may use
 
 
 class HFConfigError(ValueError):
@@ -72,18 +84,6 @@ class HFConfigError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
-
-
-class HeaderError(ValueError):
-    """A safetensors header (or index of headers) that is malformed or over the size cap.
-
-    `path` is a dotted path inside the header ("" for the whole); `too_large` marks the cap."""
-
-    def __init__(self, message: str, path: str = "", *, too_large: bool = False) -> None:
-        super().__init__(f"{path}: {message}" if path else message)
-        self.path = path
-        self.message = message
-        self.too_large = too_large
 
 
 # --------------------------------------------------------------------------- reading config
@@ -219,11 +219,8 @@ class DerivedModel:
     def params_active(self, params_total: int | None = None) -> int:
         """Everything but the routed experts, plus k/E of them (SCHEMA.md's convention)."""
         total = self.params_total if params_total is None else params_total
-        if not self.experts or not self.experts_per_token:
-            return total
-        routed = self.params.routed_experts
-        # routed is layers x experts x per-expert, so the division is exact.
-        return total - routed + routed * self.experts_per_token // self.experts
+        # routed is layers x experts x per-expert, so the k/E share is exact.
+        return default_params_active(total, self.experts, self.experts_per_token, self.params.routed_experts)
 
     @property
     def kv_bytes_per_token(self) -> int:
@@ -428,7 +425,7 @@ def _sliding(
         windowed = (layers + 1) // 2
         notes.append("layer_types absent: gpt-oss default (even layers windowed)")
     elif window is not None:
-        windowed = layers  # Mistral v0.1, Phi-3: one window on every layer.
+        windowed = default_sliding_window_layers(layers, window)
     if window is None or not windowed:
         if windowed and window is None:
             raise HFConfigError(fields.name("sliding_window"), "required: layers are marked sliding_attention")
@@ -472,10 +469,13 @@ def _shape(fields: _Fields, *, head_dim_default: int | None = None, tie_default:
         head_dim = fields.integer("head_dim")
     elif head_dim_default is not None:
         head_dim = head_dim_default
-    elif hidden % heads:
-        raise HFConfigError(fields.name("head_dim"), "required: hidden_size is not a multiple of num_attention_heads")
     else:
-        head_dim = hidden // heads
+        implied = default_head_dim(hidden, heads)
+        if implied is None:
+            raise HFConfigError(
+                fields.name("head_dim"), "required: hidden_size is not a multiple of num_attention_heads"
+            )
+        head_dim = implied
     vocab = fields.integer("vocab_size", maximum=100_000_000)
     tied = fields.flag("tie_word_embeddings", tie_default)
     return _Shape(layers, hidden, heads, kv_heads, head_dim, vocab, tied)
@@ -540,6 +540,18 @@ def _qwen_moe(family: str, f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, An
     return acc, moe
 
 
+def _every_layer_moe(experts: int, top_k: int, width: int, layers: int) -> dict[str, Any]:
+    """The MoE fields of a model whose every layer routes to `experts` of one width and has no
+    shared expert (Mixtral, gpt-oss)."""
+    return {
+        "experts": experts,
+        "experts_per_token": top_k,
+        "shared_experts": 0,
+        "moe_intermediate_size": width,
+        "sparse_layers": tuple(range(layers)),
+    }
+
+
 def _mixtral(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
     acc = _Layers()
     experts = f.integer("num_local_experts", maximum=MAX_EXPERTS)
@@ -550,14 +562,7 @@ def _mixtral(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
     acc.router = s.layers * experts * s.hidden
     acc.norms = s.layers * 2 * s.hidden
     # Every layer is MoE: the config's intermediate_size is the expert width.
-    moe = {
-        "experts": experts,
-        "experts_per_token": top_k,
-        "shared_experts": 0,
-        "moe_intermediate_size": width,
-        "sparse_layers": tuple(range(s.layers)),
-    }
-    return acc, moe
+    return acc, _every_layer_moe(experts, top_k, width, s.layers)
 
 
 def _gpt_oss(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
@@ -577,14 +582,7 @@ def _gpt_oss(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any]]:
     acc.routed_experts = s.layers * experts * per_expert
     acc.router = s.layers * (experts * s.hidden + experts)  # linear with bias
     acc.norms = s.layers * 2 * s.hidden
-    moe = {
-        "experts": experts,
-        "experts_per_token": top_k,
-        "shared_experts": 0,
-        "moe_intermediate_size": width,
-        "sparse_layers": tuple(range(s.layers)),
-    }
-    return acc, moe
+    return acc, _every_layer_moe(experts, top_k, width, s.layers)
 
 
 def _deepseek_v3(f: _Fields, s: _Shape) -> tuple[_Layers, dict[str, Any], dict[str, int]]:
@@ -691,7 +689,7 @@ def derive(config: Mapping[str, Any]) -> DerivedModel:
         router=acc.router,
         norms=acc.norms + s.hidden,  # + the final norm
     )
-    attention_kind = "mla" if mla else "mha" if s.kv_heads == s.heads else "gqa"
+    attention_kind = MLA if mla else default_attention(s.heads, s.kv_heads)
     experts = moe.get("experts")
     configs = [(config, "")] + ([(text, prefix)] if text is not config else [])
     quant, quant_field = _quantization_config(configs)
@@ -737,450 +735,12 @@ def _hf_repo(config: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and len(name) <= 200 and _REPO_ID.match(name) else None
 
 
-# --------------------------------------------------------------------------- safetensors
-
-# Bytes per element as stored; sub-byte formats are packed (F4: two per byte).
-DTYPE_BITS = {
-    "BOOL": 8, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
-    "I16": 16, "U16": 16, "F16": 16, "BF16": 16,
-    "I32": 32, "U32": 32, "F32": 32, "I64": 64, "U64": 64, "F64": 64,
-    "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6,
-}  # fmt: skip
-
-# Quantisation side tensors: stored, but not parameters of the model.
-SCALE_SUFFIXES = ("_scales", ".weight_scale_inv", ".weight_scale", ".input_scale", ".scales")
-# gpt-oss stores MXFP4 weights as U8 `*_blocks`: two 4-bit values per byte.
-MXFP4_BLOCKS_SUFFIX = "_blocks"
-NON_TEXT_PREFIXES = ("vision_tower.", "multi_modal_projector.", "model.vision_tower.", "model.multi_modal_projector.")
-_LAYER_INDEX = re.compile(r"(?:^|\.)layers\.(\d+)\.")
-
-
-@dataclass
-class HeaderSummary:
-    """Exact counts from safetensors headers: nothing here comes from the config."""
-
-    params_total: int = 0
-    tensors: int = 0
-    bytes_total: int = 0
-    bytes_by_dtype: dict[str, int] = field(default_factory=dict)
-    params_by_dtype: dict[str, int] = field(default_factory=dict)
-    mxfp4_packed_bytes: int = 0
-    scale_bytes: int = 0
-    excluded_params: dict[str, int] = field(default_factory=dict)
-    shards: int = 1
-    # Weight matrices per component (memory.COMPONENTS) and layer (-1: none), as
-    # [stored in a quantized dtype, stored in 16/32 bits]; read by read_header_components.
-    component_weights: dict[str, dict[int, list[int]]] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "params_total": self.params_total,
-            "tensors": self.tensors,
-            "shards": self.shards,
-            "bytes_total": self.bytes_total,
-            "bytes_by_dtype": dict(sorted(self.bytes_by_dtype.items())),
-            "params_by_dtype": dict(sorted(self.params_by_dtype.items())),
-            "mxfp4_packed_bytes": self.mxfp4_packed_bytes,
-            "quantization_scale_bytes": self.scale_bytes,
-            "excluded_params": dict(sorted(self.excluded_params.items())),
-        }
-
-
-def _tensor_entry(name: str, entry: Any, where: str) -> tuple[str, tuple[int, ...], int]:
-    """(dtype, shape, stored bytes) of one header entry, checked for consistency."""
-    path = f"{where}{name}"
-    if not isinstance(entry, Mapping):
-        raise HeaderError("must be an object with dtype, shape and data_offsets", path)
-    dtype = entry.get("dtype")
-    if dtype not in DTYPE_BITS:
-        raise HeaderError(f"dtype must be one of {', '.join(DTYPE_BITS)}, got {dtype!r}", f"{path}.dtype")
-    shape = entry.get("shape")
-    if (
-        not isinstance(shape, list)
-        or len(shape) > MAX_RANK
-        or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 2**40 for d in shape)
-    ):
-        raise HeaderError(f"must be a list of at most {MAX_RANK} non-negative integers", f"{path}.shape")
-    offsets = entry.get("data_offsets")
-    if (
-        not isinstance(offsets, list)
-        or len(offsets) != 2
-        or not all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offsets)
-        or offsets[0] > offsets[1]
-    ):
-        raise HeaderError("must be [begin, end] with 0 <= begin <= end", f"{path}.data_offsets")
-    elements = math.prod(shape)
-    stored = offsets[1] - offsets[0]
-    if stored != (elements * DTYPE_BITS[dtype] + 7) // 8:
-        raise HeaderError(f"{stored} bytes do not hold {shape} {dtype}", f"{path}.data_offsets")
-    return str(dtype), tuple(shape), stored
-
-
-def _add_header(summary: HeaderSummary, header: Any, where: str, seen: set[str], layers: int | None) -> None:
-    if not isinstance(header, Mapping):
-        raise HeaderError(
-            "must be a JSON object mapping tensor names to {dtype, shape, data_offsets}", where.rstrip(".")
-        )
-    for name, entry in header.items():
-        if name == "__metadata__":
-            if not isinstance(entry, Mapping) or not all(isinstance(v, str) for v in entry.values()):
-                raise HeaderError("must map strings to strings", f"{where}__metadata__")
-            continue
-        if name in seen:
-            raise HeaderError("tensor appears in more than one shard", f"{where}{name}")
-        seen.add(name)
-        if len(seen) > MAX_TENSORS:
-            raise HeaderError(f"more than {MAX_TENSORS} tensors", where.rstrip("."), too_large=True)
-        dtype, shape, stored = _tensor_entry(name, entry, where)
-        elements = math.prod(shape)
-        summary.tensors += 1
-        summary.bytes_total += stored
-        summary.bytes_by_dtype[dtype] = summary.bytes_by_dtype.get(dtype, 0) + stored
-        if name.endswith(SCALE_SUFFIXES):
-            summary.scale_bytes += stored
-            continue
-        if name.endswith(MXFP4_BLOCKS_SUFFIX) and dtype == "U8":
-            summary.mxfp4_packed_bytes += stored
-            elements *= 2
-            dtype = "MXFP4"
-        excluded = _excluded(name, layers)
-        if excluded:
-            summary.excluded_params[excluded] = summary.excluded_params.get(excluded, 0) + elements
-            continue
-        summary.params_total += elements
-        summary.params_by_dtype[dtype] = summary.params_by_dtype.get(dtype, 0) + elements
-        _tally_component(summary, name, dtype, shape)
-
-
-def _excluded(name: str, layers: int | None) -> str | None:
-    """Why a tensor is not part of the text decoder the catalog counts, or None."""
-    if name.startswith(NON_TEXT_PREFIXES):
-        return "vision"
-    if layers is not None and not name.startswith(("model.vision", "vision")):
-        match = _LAYER_INDEX.search(name)
-        if match and int(match.group(1)) >= layers:
-            return "extra_layers"  # DeepSeek's multi-token-prediction layer(s)
-    return None
-
-
-def summarise_header(header: Any, *, layers: int | None = None) -> HeaderSummary:
-    """Count a safetensors header, or an index `{"weight_map": ..., "headers": {shard: header}}`.
-
-    `layers` (the config's num_hidden_layers) sets tensors of higher layer indices apart.
-    """
-    if not isinstance(header, Mapping):
-        raise HeaderError("must be a JSON object (a safetensors header or an index with headers)")
-    summary = HeaderSummary()
-    seen: set[str] = set()
-    shards = header.get("headers")
-    if isinstance(shards, Mapping) and "dtype" not in shards:
-        if not shards:
-            raise HeaderError("must hold at least one shard header", "headers")
-        if len(shards) > MAX_SHARDS:
-            raise HeaderError(f"more than {MAX_SHARDS} shards", "headers", too_large=True)
-        weight_map = header.get("weight_map")
-        if weight_map is not None:
-            if not isinstance(weight_map, Mapping) or not all(isinstance(v, str) for v in weight_map.values()):
-                raise HeaderError("must map tensor names to shard file names", "weight_map")
-            missing = sorted(set(weight_map.values()) - set(shards))
-            if missing:
-                raise HeaderError(f"no header given for shard(s) {', '.join(missing[:5])}", "headers")
-        for shard, shard_header in shards.items():
-            _add_header(summary, shard_header, f"headers.{shard}.", seen, layers)
-        summary.shards = len(shards)
-        if weight_map is not None:
-            absent = sorted(set(weight_map) - seen)
-            if absent:
-                raise HeaderError(f"tensor(s) not in their shard's header: {', '.join(absent[:5])}", "weight_map")
-    else:
-        _add_header(summary, header, "", seen, layers)
-    if summary.tensors == 0:
-        raise HeaderError("holds no tensors")
-    return summary
-
-
-def read_header_bytes(path: Path) -> bytes:
-    """The JSON header of a .safetensors file: its 8-byte length, then only those bytes."""
-    with path.open("rb") as handle:
-        prefix = handle.read(8)
-        if len(prefix) != 8:
-            raise HeaderError(f"{path.name}: too short for a safetensors file")
-        (length,) = struct.unpack("<Q", prefix)
-        if length > MAX_HEADER_BYTES:
-            raise HeaderError(f"{path.name}: header of {length} bytes is over {MAX_HEADER_BYTES}", too_large=True)
-        data = handle.read(length)
-    if len(data) != length:
-        raise HeaderError(f"{path.name}: truncated header")
-    return data
-
-
-def _json(data: bytes, label: str) -> Any:
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise HeaderError(f"{label}: not valid JSON ({exc})") from None
-
-
-def load_header_file(path: Path) -> Any:
-    """A header as `summarise_header` takes it, from a file on disk. Accepts a .safetensors
-    file (only its header is read), a JSON header, an index with a "headers" map, or a
-    `model.safetensors.index.json` whose shards sit beside it (their headers are read)."""
-    with path.open("rb") as handle:
-        first = handle.read(1)
-    if first not in (b"{", b" ", b"\n", b"\r", b"\t"):
-        return _json(read_header_bytes(path), path.name)
-    if path.stat().st_size > MAX_HEADER_BYTES:
-        raise HeaderError(f"{path.name}: over {MAX_HEADER_BYTES} bytes", too_large=True)
-    document = _json(path.read_bytes(), path.name)
-    if isinstance(document, Mapping) and "weight_map" in document and "headers" not in document:
-        weight_map = document["weight_map"]
-        if not isinstance(weight_map, Mapping):
-            raise HeaderError("must map tensor names to shard file names", "weight_map")
-        headers: dict[str, Any] = {}
-        budget = MAX_HEADER_BYTES
-        for shard in sorted({str(v) for v in weight_map.values()}):
-            shard_path = path.parent / Path(shard).name
-            if not shard_path.is_file():
-                raise HeaderError(f"shard {shard} not found beside {path.name}", "headers")
-            data = read_header_bytes(shard_path)
-            budget -= len(data)
-            if budget < 0:
-                raise HeaderError(f"shard headers total over {MAX_HEADER_BYTES} bytes", too_large=True)
-            headers[shard] = _json(data, shard)
-        return {**document, "headers": headers}
-    return document
-
-
 # --------------------------------------------------------------------------- quantized components
-#
-# Which components (memory.COMPONENTS) a checkpoint's own weight format quantizes, read from
-# config.json's quantization_config ignore lists and, better, from the dtypes the safetensors
-# header stores each tensor in. Module names map to components by the names transformers
-# gives them (module_scope). A component counts as quantized unless the checkpoint keeps it
-# in 16 bits on every layer it has; layers kept in 16 bits in a quantized component are noted.
 #
 # The catalog stores the list only where it says something the format's convention does not
 # (precision.quantized_by_default over the linear components the model has): a list equal
 # to the convention is stored null, so null keeps meaning "the convention holds", and the
 # import notes say the list was read and agreed.
-
-LINEAR_COMPONENTS = (ATTENTION, DENSE_MLP, EXPERTS)
-# Where each format writes the modules it leaves unquantized: compressed-tensors /
-# llm-compressor `ignore`, transformers (fp8, fbgemm_fp8, mxfp4, AWQ) `modules_to_not_convert`,
-# bitsandbytes `llm_int8_skip_modules`, vLLM fp8 `ignored_layers`, ModelOpt `exclude_modules`.
-IGNORE_LIST_KEYS = ("ignore", "modules_to_not_convert", "llm_int8_skip_modules", "ignored_layers", "exclude_modules")
-MAX_IGNORE_ENTRIES = 100_000
-MAX_IGNORE_ENTRY_LENGTH = 1000
-MAX_LAYER_PATTERNS = 100  # distinct non-numeric layer parts an ignore list may use
-MAX_LAYER_PATTERN_LENGTH = 100
-
-# safetensors dtypes a quantized weight is stored in (packed int4 as I32/U8, MXFP4 blocks as U8).
-QUANTIZED_DTYPES = frozenset({"F8_E4M3", "F8_E5M2", "I8", "U8", "I32", "U32", "F4", "F6_E2M3", "F6_E3M2", "MXFP4"})
-KEPT_DTYPES = frozenset({"BF16", "F16", "F32", "F64"})
-# Quantization side tensors that are neither a weight nor a scale summarise_header sets apart.
-_AUX_SUFFIXES = ("qzeros", "g_idx", "weight_zero_point", "weight_shape", "weight_global_scale", "input_global_scale")
-
-_ATTENTION_TOKENS = frozenset(
-    {"self_attn", "attn", "attention", "self_attention", "q_proj", "k_proj", "v_proj", "o_proj", "out_proj"}
-)
-_ATTENTION_PREFIXES = ("qkv", "kv_a", "kv_b", "q_a", "q_b")  # fused QKV, MLA's low-rank projections
-_MLP_PROJECTIONS = frozenset({"gate_proj", "up_proj", "down_proj", "gate_up_proj", "w1", "w2", "w3", "fc1", "fc2"})
-_MLP_BLOCKS = frozenset({"mlp", "feed_forward", "ffn", "block_sparse_moe", "moe"})
-_ROUTER_TOKENS = frozenset({"gate", "router", "shared_expert_gate"})
-_EMBEDDING_TOKENS = frozenset({"embed_tokens", "wte", "word_embeddings", "embeddings"})
-_NOT_DECODER = ("vision", "visual", "multi_modal_projector", "mm_projector", "audio")
-_WRAPPERS = frozenset({"model", "language_model", "transformer", "layers"})
-_PARAM_TOKENS = frozenset(
-    {"weight", "bias", "qweight", "weight_packed", "scales", "weight_scale", "weight_scale_inv", "input_scale"}
-    | set(_AUX_SUFFIXES)
-)
-_WILDCARD = "\x01"  # `.*` of a regex, `*` of a glob
-_LAYERS_PIECE = re.compile(r"(?:^|[.\x01])layers\.([^.]*)")
-_TOKEN_SPLIT = re.compile(r"[^a-z0-9_]+")
-
-
-@dataclass(frozen=True)
-class ComponentLayout:
-    """Where a model's components sit: the layer indices of each linear component it has
-    (attention, dense_mlp, experts; absent when it has none), and whether it has its own
-    LM head. `depth` is num_hidden_layers."""
-
-    layers: Mapping[str, frozenset[int]]
-    depth: int
-    lm_head: bool = True
-
-    @classmethod
-    def build(
-        cls, depth: int, sparse_layers: Iterable[int] | None, shared_experts: bool, *, lm_head: bool
-    ) -> ComponentLayout:
-        """`sparse_layers`: the MoE layers (None for a dense model). Shared experts count as
-        dense_mlp (memory.params_by_component), so with them every layer has a dense MLP."""
-        every = frozenset(range(depth))
-        sparse = frozenset(sparse_layers) if sparse_layers is not None else frozenset()
-        dense = every if shared_experts else every - sparse
-        found = {ATTENTION: every, DENSE_MLP: dense, EXPERTS: sparse}
-        return cls({name: on for name, on in found.items() if on}, depth, lm_head)
-
-
-@dataclass(frozen=True)
-class ModuleScope:
-    """What one module name or ignore-list pattern covers. `components` is None when the
-    name maps to no component the import knows; `layers` None means every layer (or a
-    module outside the layers); `guessed` marks a layer part that could not be read."""
-
-    components: frozenset[str] | None
-    layers: frozenset[int] | None = None
-    guessed: bool = False
-
-
-@dataclass(frozen=True)
-class ComponentReading:
-    """Which components a checkpoint stores quantized, as one source says, in
-    memory.COMPONENTS order; `kept` the ones it keeps in 16 bits throughout; `partial` the
-    quantized ones some layers of which stay in 16 bits."""
-
-    quantized: tuple[str, ...]
-    source: str
-    kept: tuple[str, ...] = ()
-    partial: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-
-
-def _normalise_entry(entry: str) -> tuple[str, bool]:
-    r"""(text with wildcards as _WILDCARD and `\.` as `.`, whether it was a `re:` regex)."""
-    text = entry.strip()
-    regex = text.startswith("re:")
-    if regex:
-        text = text[3:].strip().removeprefix("^").removesuffix("$")
-        text = text.replace("\\.", "\0")
-        text = re.sub(r"\.[*+]\??", _WILDCARD, text)
-        text = text.replace("\0", ".")
-    else:
-        text = text.replace("*", _WILDCARD)
-    return text, regex
-
-
-def _tokens(text: str) -> list[str]:
-    """Identifier pieces of a module name, parameter suffixes of gpt-oss's fused tensors cut."""
-    out = []
-    for token in _TOKEN_SPLIT.split(text.lower()):
-        for suffix in ("_blocks", "_scales", "_bias"):
-            token = token.removesuffix(suffix)
-        if token:
-            out.append(token)
-    return out
-
-
-def _components_named(tokens: list[str]) -> frozenset[str] | None:
-    """The component a module path (below the layer index) names; frozenset() for a module
-    that is none (norm, router, vision tower); None when the name is not recognised."""
-    named = [t for t in tokens if t not in _PARAM_TOKENS]
-    if not named:
-        return None
-    if any(t.startswith(_NOT_DECODER) for t in named):
-        return frozenset()
-    if "lm_head" in named:
-        return frozenset({LM_HEAD})
-    if any(t in _EMBEDDING_TOKENS for t in named):
-        return frozenset({EMBEDDINGS})
-    last = named[-1]
-    if "norm" in last or last in _ROUTER_TOKENS or "router" in last:
-        return frozenset()
-    if any(t.startswith("shared_expert") for t in named):
-        return frozenset({DENSE_MLP})
-    if "experts" in named:
-        return frozenset({EXPERTS})
-    if any(t in _ATTENTION_TOKENS or t.startswith(_ATTENTION_PREFIXES) for t in named):
-        return frozenset({ATTENTION})
-    for index, token in enumerate(named):
-        if token in _MLP_PROJECTIONS:
-            # `mlp.down_proj` is the dense MLP's; a bare `down_proj` pattern hits the experts' too.
-            inside_mlp = index > 0 and named[index - 1] in _MLP_BLOCKS
-            return frozenset({DENSE_MLP}) if inside_mlp else frozenset({DENSE_MLP, EXPERTS})
-    if last in _MLP_BLOCKS:
-        return frozenset({DENSE_MLP, EXPERTS})  # the whole MLP block, experts included
-    return None
-
-
-def _layers_matching(
-    piece: str, regex: bool, depth: int, cache: dict[tuple[str, bool], frozenset[int] | None]
-) -> frozenset[int] | None:
-    """Layer indices the layer part of a name covers; None when it cannot be read."""
-    if piece.isdigit():
-        return frozenset({int(piece)})
-    key = (piece, regex)
-    if key not in cache:
-        glob = piece.replace(_WILDCARD, "*")
-        found: frozenset[int] | None
-        if glob == "*":
-            found = frozenset(range(depth))
-        elif len(piece) > MAX_LAYER_PATTERN_LENGTH:
-            found = None
-        elif not regex and not any(mark in glob for mark in "\\(|+{"):
-            found = frozenset(i for i in range(depth) if fnmatch.fnmatchcase(str(i), glob))
-        else:
-            # Only layer numbers (at most 5 digits) are matched: a pattern cannot run long.
-            try:
-                compiled = re.compile(piece.replace(_WILDCARD, ".*"))
-            except re.error:
-                found = None
-            else:
-                found = frozenset(i for i in range(depth) if compiled.fullmatch(str(i)))
-        cache[key] = found
-    return cache[key]
-
-
-def module_scope(
-    name: str, depth: int, cache: dict[tuple[str, bool], frozenset[int] | None] | None = None
-) -> ModuleScope:
-    """What a module name, glob (`model.layers.*.self_attn`) or `re:` regex of an ignore list
-    covers, over a model of `depth` layers.
-
-    `model.layers.0` is every component of layer 0; `*` and `re:.*` everything; names with
-    self_attn/attn/attention or q/k/v/o_proj, qkv, kv_a/kv_b, q_a/q_b are attention;
-    `experts` the routed experts; mlp and gate/up/down_proj dense_mlp (a bare projection
-    pattern, or the whole `mlp` block, the experts too); shared experts dense_mlp;
-    embed_tokens/wte embeddings; lm_head itself. Routers and norms are no component."""
-    text, regex = _normalise_entry(name)
-    match = _LAYERS_PIECE.search(text)
-    layers: frozenset[int] | None = None
-    guessed = False
-    rest = text
-    if match:
-        layers = _layers_matching(match.group(1), regex, depth, {} if cache is None else cache)
-        guessed = layers is None
-        rest = text[match.end() :]
-    tokens = _tokens(rest)
-    if all(t in _WRAPPERS for t in tokens):
-        # A whole layer (`model.layers.0`), every layer (`model.layers`), or everything (`*`).
-        whole_layers = bool(match) or "layers" in tokens
-        return ModuleScope(frozenset(LINEAR_COMPONENTS if whole_layers else COMPONENTS), layers, guessed)
-    return ModuleScope(_components_named(tokens), layers, guessed)
-
-
-def tensor_component(name: str) -> str | None:
-    """The component a safetensors tensor belongs to (`model.layers.3.mlp.experts.down_proj_blocks`
-    -> experts), or None (norms, routers, sinks, vision tower)."""
-    components = module_scope(name, 0).components
-    return next(iter(components)) if components is not None and len(components) == 1 else None
-
-
-def _tally_component(summary: HeaderSummary, name: str, dtype: str, shape: tuple[int, ...]) -> None:
-    """Count one weight matrix towards its component: quantized dtype or 16/32-bit."""
-    if len(shape) < 2 or name.endswith(_AUX_SUFFIXES) or name.endswith(("bias", "_bias")):
-        return
-    if dtype in QUANTIZED_DTYPES:
-        slot = 0
-    elif dtype in KEPT_DTYPES:
-        slot = 1
-    else:
-        return
-    component = tensor_component(name)
-    if component is None:
-        return
-    match = _LAYER_INDEX.search(name)
-    layer = int(match.group(1)) if match else -1
-    summary.component_weights.setdefault(component, {}).setdefault(layer, [0, 0])[slot] += 1
 
 
 def _ranges(layers: Iterable[int], limit: int = 12) -> str:
@@ -1259,30 +819,6 @@ def read_quantization_config(quant: Mapping[str, Any], where: str, layout: Compo
     if not read:
         return None
     return read_ignore_list(entries, layout, "config.json " + " and ".join(read), field=read[0])
-
-
-def read_header_components(summary: HeaderSummary, layout: ComponentLayout) -> ComponentReading | None:
-    """The components whose weight matrices the header stores in a quantized dtype (None:
-    it holds no weight the import can place). A layer of a component counts as quantized
-    when at least half its matrices are; the component when any layer is."""
-    if not summary.component_weights:
-        return None
-    quantized: list[str] = []
-    kept: list[str] = []
-    partial: dict[str, tuple[int, ...]] = {}
-    for name in COMPONENTS:
-        by_layer = summary.component_weights.get(name)
-        if not by_layer:
-            continue
-        narrow = {layer for layer, (q, k) in by_layer.items() if q and q >= k}
-        if not narrow:
-            kept.append(name)
-            continue
-        quantized.append(name)
-        wide = sorted(layer for layer in by_layer if layer not in narrow and layer >= 0)
-        if wide:
-            partial[name] = tuple(wide)
-    return ComponentReading(tuple(quantized), "the safetensors header's dtypes", tuple(kept), partial)
 
 
 def _format(native: str | None) -> str | None:

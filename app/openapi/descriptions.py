@@ -1,0 +1,1420 @@
+"""The prose of openapi.yaml: one description per field name, and per-schema overrides where
+the same name means something else (a request's knob and an answer's figure, a write's rule).
+
+The generator raises when a field of a documented schema has no description here, so a new
+field cannot go undocumented. Units live in the descriptions: `_gb` is 10^9 bytes, `_gib`
+2^30 bytes, `_ms` milliseconds, and so on.
+"""
+
+from __future__ import annotations
+
+FIELDS: dict[str, str] = {
+    "activation_bytes_per_token_expert_hidden": (
+        "Added activation peak per routed expert of a token (fused MoE caches), bytes per batched token per unit of "
+        "hidden size."
+    ),
+    "activation_bytes_per_token_hidden": (
+        "Activation peak of the profiling pass, bytes per batched token per unit of hidden size."
+    ),
+    "activation_peak_bytes": "Peak activation memory of the profiling run, bytes.",
+    "activation_peak_gib_per_gpu": "The engine's activation peak per GPU, GiB.",
+    "activation_precision": (
+        "Format of A and C (activations), which sets their bytes per element. Case-insensitive; the aliases "
+        "(bfloat16, float16, half, fp8_e4m3, …) are accepted and normalised in the answer."
+    ),
+    "architecture": (
+        "GPU architecture as in the GPUs' `architecture` (`hopper`, `ampere`, `ada`, `blackwell`, `cdna3`, ...), or "
+        "`*` for any other."
+    ),
+    "arithmetic_intensity": (
+        "FLOP per byte moved by the decode step, FLOP/byte. Null if the figure is unbounded (not finite)."
+    ),
+    "assumptions": "Defaults applied and caveats (also stored as the model's notes).",
+    "attainable_tflops": (
+        "min(peak, arithmetic_intensity × bandwidth), TFLOP/s. Null if the figure is unbounded (not finite)."
+    ),
+    "attention": (
+        "Attention kind: `mha` (kv_heads = attention_heads), `gqa`, or `mla` (latent KV cache). Default: mha when "
+        "kv_heads = attention_heads, else gqa."
+    ),
+    "attention_heads": "Query heads per layer, count.",
+    "autoscaling": "What a KEDA/HPA policy needs (FleetAutoscaling).",
+    "average_input_tokens_per_s": (
+        "Average prompt (input) demand, tokens/s. Null if the figure is unbounded (not finite)."
+    ),
+    "average_tokens_per_s": "Average output demand, tokens/s. Null if the figure is unbounded (not finite).",
+    "bandwidth_gb_per_s": "Link bandwidth per GPU and direction, GB/s (10^9 bytes per second).",
+    "basis": (
+        "What the figures rest on: `datasheet` (datasheet peaks and memory, scaled by the request's or the default "
+        "efficiencies), `calibrated` (the newest stored calibration of this catalog model on this catalog GPU, MIG "
+        "profile and weight precision supplied the fields in `calibration.fields_used`; never for inline models or "
+        "GPUs), or `calibrated-nearest` (no calibration of this model: the efficiencies of the closest-sized model "
+        "of the same family on the same target, said in `calibration` and `warnings`)."
+    ),
+    "bf16": "Dense peak at bf16, TFLOP/s per GPU.",
+    "block_size": "KV block (page) size in tokens; capacity rounds down to whole blocks (1 for ideal).",
+    "bound": "What bounds the GEMM.",
+    "bound_by": (
+        "What limits the replica's concurrency: an SLO (`tpot_slo`, `ttft_slo`; with meets_slo false, the SLO even "
+        "concurrency 1 misses), the KV cache (`kv_capacity`), the step token budget (`max_batched_tokens`), the "
+        "engine's cap on running sequences (`max_num_seqs`), or a measured figure (`measured`)."
+    ),
+    "bytes_by_dtype": "Stored bytes per safetensors dtype (`BF16`, `F8_E4M3`, `U8`, ...), bytes.",
+    "bytes_moved": (
+        "A, B and C moved once at their formats' widths, bytes. Null if the figure is unbounded (not finite)."
+    ),
+    "bytes_total": "Tensor data as stored, bytes.",
+    "calibration": "The stored calibration this answer used; null when it used none.",
+    "catalog": "Rows in the catalog, count each.",
+    "checks": "/readyz only: the state of each check (`database`, `schema`, `catalog`).",
+    "chunks_per_prompt": "Steps one prompt's prefill is split into, count.",
+    "cold_start_s": (
+        "Time for a new replica to serve: weights off storage at load_gb_per_s plus engine_startup_s, s. Null if "
+        "the figure is unbounded (not finite)."
+    ),
+    "communication_ms": (
+        "Tensor-parallel all-reduce time of one decode step, ms (0 without tensor parallelism or with "
+        "include_communication false). Null if the figure is unbounded (not finite)."
+    ),
+    "compute": "Share of the tensor-core peak (at the compute precision) dense GEMMs reach, in (0, 1].",
+    "compute_efficiency": (
+        "Fraction of the datasheet peak FLOP/s achieved, dimensionless, 0 < x ≤ 1. Replace with a measured figure "
+        "when you have one. Default: the engine's (ideal: the lab's)."
+    ),
+    "compute_ms": "Compute time of the decode step, ms. Null if the figure is unbounded (not finite).",
+    "compute_precision": (
+        "Format the matrix math runs in, which picks the peak TFLOP/s used. Default bf16; `native` uses the weight "
+        "format's own peak when the GPU runs it natively. A format whose peak the GPU entry lacks answers 422. "
+        "Case-insensitive; the aliases (bfloat16, float16, half, fp8_e4m3, …) are accepted and normalised in the "
+        "answer."
+    ),
+    "compute_slices": "Compute slices (GPCs) of the card's seven, count.",
+    "concurrency": "Sequences in flight on one replica at once (decode batch size), sequences.",
+    "confidence": "How the figures were obtained.",
+    "config": "The config.json object as published (Gemma 3: with its text_config).",
+    "context_tokens": "Context at which decode reads the KV cache (see kv_read_context), tokens.",
+    "continuous_batching": (
+        "The continuous-batching steady state at `concurrency`; null when the decodes alone fill max_batched_tokens "
+        "(no prompt could be admitted)."
+    ),
+    "continuous_batching_time_per_token_ms": (
+        "continuous_batching.time_per_token_ms at this concurrency, ms; null when the decodes alone fill "
+        "max_batched_tokens."
+    ),
+    "continuous_batching_tokens_per_s": (
+        "continuous_batching.tokens_per_s at this concurrency, tokens/s; null as above."
+    ),
+    "continuous_batching_ttft_ms": "continuous_batching.ttft_ms at this concurrency, ms; null as above.",
+    "cost_per_million_output_tokens_decode_only_usd": (
+        "Cost of 10^6 output tokens at the decode-only tokens_per_s (prefill ignored), USD; null without a price."
+    ),
+    "cost_per_million_output_tokens_usd": (
+        "Cost of 10^6 output tokens from a fully loaded replica, USD; null without a price."
+    ),
+    "created_at": "When it was stored, ISO 8601 UTC.",
+    "crossover_concurrency": (
+        "Smallest concurrency at which the decode step turns compute-bound, sequences; null when it stays "
+        "memory-bound at any concurrency."
+    ),
+    "cuda_graph_bytes": "Memory the captured CUDA graphs took, bytes.",
+    "cuda_graph_gib": "CUDA-graph pools per GPU, GiB.",
+    "cuda_graph_gib_per_gpu": "CUDA-graph pools per GPU, GiB.",
+    "cuda_graph_in_budget": (
+        "Whether the CUDA graphs come out of the KV budget (newer vLLM) or are captured after it."
+    ),
+    "decode_bound": "What bounds the decode step: memory traffic or compute.",
+    "decode_compute_ms": "Compute time of the decode step, ms. Null if the figure is unbounded (not finite).",
+    "decode_memory_ms": "Memory-traffic time of the decode step, ms. Null if the figure is unbounded (not finite).",
+    "decode_step_ms": "A decode-only step, ms. Null if the figure is unbounded (not finite).",
+    "dense_mlp": "Dense gated MLPs, all layers, count.",
+    "deployment": (
+        "Name of the Kubernetes Deployment the KEDA ScaledObject scales (`format=keda`), a DNS label. Default: "
+        "`vllm-<model>`."
+    ),
+    "derivation": "How the model was derived (ImportDerivation).",
+    "detail": "What went wrong with this request, in plain words.",
+    "display_name": "Display name (e.g. `vLLM (V1 engine)`).",
+    "dry_run": "Return the derived model without storing it (200 instead of 201).",
+    "effective_tokens_per_s": (
+        "Output tokens per second with each batch's prefill included (concurrency × output_tokens / "
+        "request_latency), tokens/s: the cost basis. Null if the figure is unbounded (not finite)."
+    ),
+    "eligible": "Sized, meets the SLOs and has a price.",
+    "embedding": "Input embedding, count.",
+    "engine": (
+        "Serving engine whose profile plans the answer: `ideal` (the seeds' arithmetic), `vllm` (default), "
+        "`sglang`, `trtllm`, or any engine in GET /v1/engines."
+    ),
+    "engine_buffers_gib": "Runtime buffers taken before the free fraction is applied (TensorRT-LLM), GiB per GPU.",
+    "engine_startup_s": "Engine start-up beyond loading the weights (CUDA graphs, KV allocation), s.",
+    "engine_version": "The engine release the profile's constants describe (null for ideal).",
+    "engines": "Serving-engine profiles, count.",
+    "error_percent": "(predicted − measured) / measured, percent.",
+    "errors": (
+        "The fields at fault, keyed by field name (dotted paths for nested ones, e.g. `model.kv_heads`, "
+        "`gpu.mig_profiles.0.memory_gb`), each with its messages."
+    ),
+    "excluded_params": (
+        "Parameters set apart, by reason: `vision` (a multimodal checkpoint's vision tower) and `extra_layers` "
+        "(layers past num_hidden_layers, e.g. DeepSeek's multi-token prediction), count."
+    ),
+    "expert_fraction": (
+        "Expected share of routed-expert weights one decode step reads (1 for dense models), fraction 0–1."
+    ),
+    "expert_parallel": (
+        "Expert-parallel size for a MoE model: must divide the experts and be at most the replica's GPUs; adds the "
+        "all-to-all time."
+    ),
+    "expert_params": "Parameters of all routed experts of all layers together, count; less than params_total.",
+    "experts": "Routed experts per MoE layer, count.",
+    "experts_per_token": "Routed experts each token uses, count; at most experts.",
+    "family": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),
+    "fields_used": (
+        "Its values this answer used: memory_overhead_gb as reserved_gb; a field the request gives itself is the "
+        "request's."
+    ),
+    "fits": "The weights and `concurrency` sequences fit.",
+    "fits_weights": "The weights fit in usable_bytes.",
+    "fitted_on": "Constant name -> the training rows (measurement ids) it was fitted on.",
+    "flops": "2 × m × k × n, FLOP. Null if the figure is unbounded (not finite).",
+    "flops_per_step": (
+        "Floating-point operations of one decode step, FLOP. Null if the figure is unbounded (not finite)."
+    ),
+    "forecast": (
+        "POST only: traffic per period (at most 120), one `periods` row each, all sized with the replica planned "
+        "for the first period's traffic unless requests_per_day or requests_per_second is given."
+    ),
+    "form_factor": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "fp16": "Dense peak at fp16, TFLOP/s per GPU.",
+    "fp4": "Dense peak at fp4 (also used for nvfp4 and mxfp4), TFLOP/s per GPU.",
+    "fp8": "Dense peak at fp8, TFLOP/s per GPU.",
+    "gpu": (
+        "The GPU: a catalog slug (GET /v1/gpus) or an inline GPU (InlineGpu), for hardware not yet in the catalog."
+    ),
+    "gpu_memory_utilization": (
+        "Fraction of each GPU's memory the engine may fill (vLLM's `--gpu-memory-utilization`), dimensionless, 0 < "
+        "x ≤ 1. Default: the engine's (ideal: the lab's)."
+    ),
+    "gpus": (
+        "GPUs billed, count (fractions allowed). Default: the throughput plan's tensor_parallel when tokens/s is "
+        "derived, else 1."
+    ),
+    "gpus_average": "GPUs (whole cards) for replicas_average, GPUs.",
+    "gpus_peak": "GPUs (whole cards) for replicas_peak, GPUs.",
+    "gpus_per_node": "GPUs in one node (the largest tensor-parallel group), count.",
+    "gpus_total": "GPUs (whole cards) for replicas_total, GPUs (MIG: cards holding the slices).",
+    "head_dim": (
+        "Width of one attention head, elements. Default: hidden_size / attention_heads (required when that is not a "
+        "whole number)."
+    ),
+    "headroom": "Capacity kept above demand, fraction (0.2 = 20 %).",
+    "hf_repo": "Hugging Face repository of the checkpoint.",
+    "hidden_size": "Model (residual stream) width, elements.",
+    "host_cpu_cores": "Host CPU cores allotted to each GPU, cores.",
+    "hourly_cost_usd": "price_per_gpu_hour_usd × gpus, USD per hour. Null if the figure is unbounded (not finite).",
+    "hourly_price_usd": "Price of one GPU for one hour, USD per GPU-hour.",
+    "hours_per_month": "Billed hours per month, hours (730 = 8,760 / 12).",
+    "id": "The calibration's id.",
+    "in_use": (
+        "Whether planning uses this calibration (the newest of its model, GPU, MIG profile and weight precision)."
+    ),
+    "include_communication": (
+        "Add tensor-parallel all-reduce time to every step (needs the GPU's interconnect bandwidth and latency when "
+        "tensor_parallel > 1)."
+    ),
+    "instance": "Path of the request.",
+    "int8": "Dense peak at int8, TFLOP/s per GPU (TOPS).",
+    "interconnect": "The GPU-to-GPU link within a node, for tensor-parallel communication.",
+    "intermediate_size": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "items": "The models.",
+    "itl_ms": "Measured mean inter-token latency, ms (fitted as tpot_ms when that is absent).",
+    "k": "Columns of A, rows of B (the input width), elements.",
+    "kind": "Link technology, e.g. `nvlink4`, `pcie5`, `infinity-fabric`.",
+    "kv_budget_bytes": (
+        "usable_bytes − weights_bytes: room left for the KV cache, bytes; negative when the weights do not fit."
+    ),
+    "kv_budget_gib_per_gpu": "KV-cache budget per GPU, GiB.",
+    "kv_bytes_at_concurrency": "KV cache of `concurrency` full sequences, bytes.",
+    "kv_bytes_per_sequence": (
+        "KV cache of one sequence of prompt_tokens + output_tokens (sliding windows counted), whole replica, bytes."
+    ),
+    "kv_bytes_per_step": "KV-cache bytes one decode step reads, bytes.",
+    "kv_bytes_per_token": "KV cache one token adds across all layers and the replica's GPUs, bytes.",
+    "kv_bytes_per_token_difference_percent": (
+        "The log's bytes per token against the planner's, percent (a warning beyond ±5%)."
+    ),
+    "kv_cache_bytes": "Memory given to the KV cache on one GPU, bytes.",
+    "kv_capacity_source": "`log` when printed, else how it was derived.",
+    "kv_capacity_tokens": "Tokens the KV budget holds, tokens (0 when the weights do not fit).",
+    "kv_heads": "Key/value heads per layer, count; must divide attention_heads (unless attention is mla).",
+    "kv_lora_rank": "MLA latent width cached per token and layer, elements; required when attention is mla.",
+    "kv_precision": (
+        "Number format of the KV cache. Case-insensitive; the aliases (bfloat16, float16, half, fp8_e4m3, …) are "
+        "accepted and normalised in the answer."
+    ),
+    "kv_read_context": (
+        "Context at which each decode step reads a sequence's KV cache: `average` = prompt_tokens + output_tokens / "
+        "2, `full` = prompt_tokens + output_tokens."
+    ),
+    "kv_rule": (
+        "How the engine sizes its KV cache per GPU: `util_of_visible` (vLLM: gpu_memory_utilization x visible "
+        "memory, less weights, activation peak, non-torch memory and in-budget CUDA graphs), `static_fraction` "
+        "(SGLang: the fraction of visible memory holds weights and the KV pool, less non-torch memory), "
+        "`fraction_of_free` (TensorRT-LLM: the fraction of the memory free after weights and buffers)."
+    ),
+    "large_gpu_gib": "Visible memory from which the `_large_gpu` defaults apply, GiB (2^30 bytes); null: none.",
+    "latency_us": "Latency of one collective hop, µs.",
+    "layer_overhead_us": "Cost of every layer of every forward step beyond the roofline (kernel launches), us.",
+    "layers": "Transformer layers, count.",
+    "leaves_out": "What the estimate leaves out, in plain words (the same text on every answer).",
+    "license": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),
+    "limit": "Page size asked for, count.",
+    "lines_used": "The log lines read (each cut to 500 characters).",
+    "lm_head": "Output projection, count (0 when tied to the embedding).",
+    "load_gb_per_s": "Speed at which a cold replica loads its weights from storage, GB/s (10^9 bytes per second).",
+    "log_summary": "What the start-up log said, beside the planner's figures; null without a log.",
+    "logits_bytes_per_vocab_entry": "Sampler logits, bytes per vocabulary entry per sequence (4: fp32).",
+    "m": "Rows of A and C (tokens in the batch), elements.",
+    "mape_percent": (
+        "Mean absolute percentage error of the fitted model over every measured figure, percent; null without points."
+    ),
+    "match": (
+        "`exact`: this model on this GPU, MIG profile and weight precision; `nearest`: the closest-sized model of "
+        "the same family on the same target (its efficiencies only)."
+    ),
+    "max_batched_tokens": (
+        "Per-step token budget (vLLM max_num_batched_tokens); default: the engine's (ideal 2048). An engine's "
+        "activation peak grows with it."
+    ),
+    "max_batched_tokens_large_gpu": (
+        "max_batched_tokens on GPUs with at least large_gpu_gib, tokens; only with large_gpu_gib."
+    ),
+    "max_concurrency": (
+        "Sequences of prompt_tokens + output_tokens the KV budget holds at once, sequences (vLLM's 'maximum "
+        "concurrency')."
+    ),
+    "max_concurrency_tokens": "The request length that concurrency is for, tokens.",
+    "max_context": "Longest context the model supports, tokens (a longer prompt + output is warned about).",
+    "max_in_flight_per_replica": (
+        "Requests in flight one replica's KV cache holds (the 'maximum concurrency' vLLM logs at start-up), requests."
+    ),
+    "max_instances": "Instances of this profile one card holds at most, count.",
+    "max_num_seqs": "Most sequences the engine runs at once (default: the engine's).",
+    "max_num_seqs_large_gpu": "max_num_seqs on GPUs with at least large_gpu_gib, count; only with large_gpu_gib.",
+    "max_replicas": "Replicas never to scale above (= replicas_total), replicas.",
+    "measured": "The measured value, in the metric's unit.",
+    "meets_slo": "The described replica meets ttft_slo_ms and tpot_slo_ms.",
+    "memory": "Share of the memory bandwidth decode GEMVs and attention reads reach, in (0, 1].",
+    "memory_bandwidth_tb_per_s": "Memory bandwidth to use, TB/s (10^12 bytes per second). Default: the GPU's.",
+    "memory_efficiency": (
+        "Fraction of the datasheet memory bandwidth achieved, dimensionless, 0 < x ≤ 1. Replace with a measured "
+        "figure when you have one. Default: the engine's (ideal: the lab's)."
+    ),
+    "memory_gb": "Memory of one GPU, GB (10^9 bytes).",
+    "memory_gb_per_gpu": "Memory of one GPU (or MIG slice), GB (10^9 bytes).",
+    "memory_ms": "Memory-traffic time of the decode step, ms. Null if the figure is unbounded (not finite).",
+    "memory_overhead_gb": (
+        "Fitted memory per GPU beyond weights and KV cache, GB (10^9 bytes): planning uses it as reserved_gb. "
+        "Negative when the driver shows more memory than the datasheet's GB. Null without a log."
+    ),
+    "memory_slices": "Memory slices of the card's eight, count.",
+    "memory_used_bytes": "weights_bytes + kv_bytes_at_concurrency, bytes.",
+    "memory_visible_gib": "Memory the driver shows per GPU, GiB (engines only).",
+    "metric": "Which figure.",
+    "mig_profile": (
+        "Plan on one MIG slice of the GPU instead of the whole card: the profile's NVIDIA name (e.g. `1g.10gb`, "
+        "`7g.80gb`). A name the GPU lacks answers 422 listing its profiles. Slices do not form tensor-parallel "
+        "groups."
+    ),
+    "mig_profiles": "MIG profiles the card can be split into (not available as GET query parameters).",
+    "min_gpus_to_fit": (
+        "Smallest valid tensor_parallel that holds the weights and the requested concurrency, GPUs; null when none "
+        "does."
+    ),
+    "min_replicas": "Replicas never to scale below (average demand plus spares), replicas.",
+    "mixed_step_ms": (
+        "A step carrying decodes and one prefill chunk, ms. Null if the figure is unbounded (not finite)."
+    ),
+    "model": (
+        "The model: a catalog slug (GET /v1/models) or an inline architecture (InlineModel), for models not yet in "
+        "the catalog."
+    ),
+    "models": "Models, count.",
+    "moe_intermediate_size": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "moe_memory": (
+        "Grouped expert GEMMs' bandwidth as a share of `memory` (small per-expert GEMMs stream slower), in (0, 1]."
+    ),
+    "monthly_cost_usd": (
+        "gpus_total × price × hours_per_month, USD per month (rounded to cents); null without a price."
+    ),
+    "mxfp4_packed_bytes": "MXFP4 weight blocks as stored (U8 `*_blocks`), bytes.",
+    "n": "Columns of B and C (the output width), elements.",
+    "name": "Display name.",
+    "native_precision": (
+        "Checkpoint weight format. Case-insensitive; the aliases (bfloat16, float16, half, fp8_e4m3, …) are "
+        "accepted and normalised in the answer."
+    ),
+    "native_precisions": (
+        "Formats the tensor cores run natively (e.g. bf16, fp8). Default: unknown, which assumes bf16 only and says "
+        "so in `warnings`. On GET: comma-separated."
+    ),
+    "non_torch_bytes": "Memory outside PyTorch's allocator (CUDA context, NCCL), bytes.",
+    "non_torch_gib": (
+        "Memory outside the engine's allocator (NCCL buffers, cuBLAS workspaces, CUDA context) per GPU, GiB."
+    ),
+    "non_torch_gib_per_extra_rank": ("Added non-torch memory per tensor-parallel rank beyond the first, GiB per GPU."),
+    "non_torch_gib_per_gpu": "NCCL, cuBLAS and CUDA-context memory per GPU, GiB.",
+    "norms": "Norm weights, QK-norms and the final norm included, count.",
+    "notes": "Caveats about the figures.",
+    "offset": "Matching items skipped before this page, count.",
+    "options": "Without `gpu`: the eligible options by monthly cost, then those ruled out, at most `limit`.",
+    "options_total": "Without `gpu`: options considered, count.",
+    "alternatives": (
+        "With `gpu` and no `tensor_parallel`: every valid tensor-parallel size on it, the chosen (cheapest per month "
+        "among those meeting the SLOs) first, each with its GPUs, cost and why it lost; at most `limit`."
+    ),
+    "output_tokens": "Generated (output) length of one request, tokens.",
+    "output_tokens_per_s": "Measured output throughput of the replica, tokens/s.",
+    "params_active": "Parameters one token uses (mixture-of-experts), count.",
+    "params_by_dtype": "Counted parameters per dtype (`MXFP4` for unpacked blocks), count.",
+    "params_total": "Parameters stored, embeddings and all experts included, count.",
+    "params_total_from_config": "Parameters computed from the config's fields, count.",
+    "peak_input_tokens_per_s": ("Peak prompt (input) demand, tokens/s. Null if the figure is unbounded (not finite)."),
+    "peak_tflops": "Peak compute to use, TFLOP/s. Default: the GPU's dense peak at compute_precision.",
+    "peak_to_average": "Peak traffic over average traffic, ratio (≥ 1).",
+    "peak_tokens_per_s": "Peak output demand, tokens/s. Null if the figure is unbounded (not finite).",
+    "per_replica_tokens_per_s": (
+        "Measured output tokens per second of one replica (from a load test), tokens/s; overrides the estimate "
+        "(`basis` becomes `measured`)."
+    ),
+    "percent_of_peak": (
+        "attainable_tflops as a share of the peak used, percent (0–100). Null if the figure is unbounded (not finite)."
+    ),
+    "period": "Label of the period, e.g. `2026-01`.",
+    "periods": "With `forecast`: one row per period, in its order.",
+    "planner_kv_bytes_per_token": "The planner's KV bytes per token, per GPU, bytes.",
+    "planner_weights_bytes": "The planner's weights for the whole replica, bytes.",
+    "point": "Index of the point in `points`.",
+    "point_count": "Benchmark points fitted, count.",
+    "points": "Benchmark points, at most 16; each concurrency below max_batched_tokens.",
+    "precision_native": (
+        "Whether the GPU runs weight_precision natively (if not, the math is converted up and compute gains nothing)."
+    ),
+    "precisions": "Precisions, count.",
+    "predicted": "The value the calibrated model predicts, in the metric's unit; null if unbounded.",
+    "prefill_bound": "What bounds the prefill.",
+    "prefill_compute_ms": "Compute time of the prefill, ms. Null if the figure is unbounded (not finite).",
+    "prefill_memory_ms": "Memory-traffic time of the prefill, ms. Null if the figure is unbounded (not finite).",
+    "price_date": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "price_per_gpu_hour_usd": "Price of one whole card for one hour, USD per GPU-hour; null when unknown.",
+    "prometheus_url": "Prometheus server the KEDA triggers query (`format=keda`), URL.",
+    "prompt_tokens": "Prompt (input) length of one request, tokens.",
+    "qk_rope_head_dim": (
+        "MLA decoupled RoPE key width cached per token and layer, elements; required when attention is mla."
+    ),
+    "quantization_scale_bytes": (
+        "Quantisation scales (`*_scales`, `*.weight_scale_inv`, ...), stored but not counted as parameters, bytes."
+    ),
+    "quantized_components": (
+        "Components the checkpoint's own format quantizes; null or absent: the format's convention (every linear "
+        "layer; MXFP4 only the experts)."
+    ),
+    "queue_metric": "vLLM metric a scaler should watch for queued requests.",
+    "queueing": "What the TTFT holds of waiting.",
+    "rank": "Position among the options that meet the SLOs (1 = cheapest per month); null when ruled out.",
+    "replica": "One replica of the fleet (FleetReplica): its GPUs and the concurrency it runs under the SLOs.",
+    "replicas_average": "Replicas carrying the average demand (with headroom), replicas.",
+    "replicas_peak": "Replicas carrying the peak demand (with headroom), replicas.",
+    "replicas_per_card": (
+        "Replicas packed on one card (a MIG profile's max_instances), replicas; null for whole cards."
+    ),
+    "replicas_per_zone": "Replicas in each zone with zones > 1, replicas; null with one zone.",
+    "replicas_total": "Replicas to deploy: the peak plus N+1 spares, or the zone rule, replicas.",
+    "request_id": "This request's id, as in the X-Request-ID response header and the service's log lines.",
+    "request_latency_ms": (
+        "ttft_ms + output_tokens × time_per_token_ms, ms. Null if the figure is unbounded (not finite)."
+    ),
+    "requests_per_day": (
+        "Average traffic, requests per day. Give exactly one of requests_per_day and requests_per_second (or, on "
+        "POST, a forecast)."
+    ),
+    "requests_per_s": "Requests completed per second, requests/s. Null if the figure is unbounded (not finite).",
+    "requests_per_second": "Average traffic, requests per second.",
+    "reserved_gb": (
+        "Memory held back on each GPU for activations and runtime, GB (10^9 bytes) per GPU. Default: the engine's "
+        "(ideal: the lab's)."
+    ),
+    "residuals": "One row per measured figure of every point, fitted values in place.",
+    "ridge_flops_per_byte": (
+        "The GPU's roofline ridge (effective peak FLOP/s ÷ effective bandwidth), FLOP/byte: above it a step is "
+        "compute-bound. Null if the figure is unbounded (not finite)."
+    ),
+    "rough_gpus": "Rule-of-thumb count, ceil(weights_bytes × 1.3 / (0.9 × memory per GPU)), GPUs.",
+    "routed_experts": "Routed experts, all layers, count (the catalog's expert_params).",
+    "router": "Expert routers (and their biases), count.",
+    "rows": "Training rows behind each range, metric -> count (0 or absent: the range is a stated guess).",
+    "safetensors": "Exact counts from the safetensors header(s); null when none was given.",
+    "safetensors_header": (
+        "A safetensors JSON header ({tensor: {dtype, shape, data_offsets}}, __metadata__ allowed), or a "
+        "model.safetensors.index.json object with a `headers` map of shard file name to header. At most 16 MiB (413 "
+        "above)."
+    ),
+    "schema": "Alembic revision the database is at (the migrations' head).",
+    "shards": "Headers summed, count.",
+    "shared_experts": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "sliding_window": "Attention window of the windowed layers, tokens.",
+    "sliding_window_layers": (
+        "Layers that attend only to the last sliding_window tokens, count. Default: all layers when sliding_window "
+        "is given, else 0."
+    ),
+    "slug": "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning.",
+    "source": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),
+    "spare_replicas": ("Spare replicas beyond the peak (1 = N+1), replicas; with zones > 1 the zone rule replaces it."),
+    "startup_log": (
+        "The engine's start-up log as text, at most 4 MiB of UTF-8 (the body may then reach 9 MiB). Read: \"Model "
+        'loading took X GiB" / "Loading model weights took X GB" / "model weights take X GiB" (weights), "Available '
+        'KV cache memory: X GiB" (V1) or "the rest of the memory reserved for KV Cache is X GiB" (V0), "GPU KV '
+        'cache size: N tokens" (V1) or "# GPU blocks: N" (V0), SGLang\'s "KV Cache is allocated. #tokens: N", '
+        '"Maximum concurrency for N tokens per request: Xx", non-torch, activation-peak and CUDA-graph memory '
+        "lines, the engine version."
+    ),
+    "status": "`ok`, or `no option meets the SLO` (the closest option is then described).",
+    "step_overhead_ms": (
+        "Fixed cost of every forward step beyond the roofline (scheduling, sampling, detokenisation), ms."
+    ),
+    "stored": "Whether the model was stored (false for dry_run).",
+    "sweep": (
+        "Further concurrencies to evaluate, one `sweep` row each (at most 256), sequences. On GET: comma-separated "
+        "(`sweep=1,8,64`) or repeated (`sweep=1&sweep=8`)."
+    ),
+    "target_in_flight_per_replica": (
+        "Requests in flight per replica to scale at (the SLO-bound concurrency), requests."
+    ),
+    "tensor_parallel": (
+        "Tensor-parallel size, i.e. GPUs per replica. Default: the smallest valid size that holds the requested "
+        "concurrency, else the smallest that holds the weights, else the largest valid size (and the answer says it "
+        "does not fit). A size that is not valid for the model on this GPU answers 422 naming the valid sizes."
+    ),
+    "tensors": "Tensors in the header(s), count.",
+    "tie_word_embeddings": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "time_per_token": "10th and 90th percentile of measured / predicted time per output token, [low, high] ratios.",
+    "time_per_token_ms": (
+        "Decode step time at `concurrency`: the time between two output tokens of one sequence, ms. Null if the "
+        "figure is unbounded (not finite)."
+    ),
+    "time_us": "max(flops ÷ peak, bytes_moved ÷ bandwidth), µs. Null if the figure is unbounded (not finite).",
+    "title": "Short summary of the kind (the HTTP reason phrase).",
+    "tokens_per_s": (
+        "Output tokens per second those GPUs produce together, tokens/s. Default: derived from `model` on `gpu` "
+        "(effective_tokens_per_s of /v1/throughput); without either, costs per token are null."
+    ),
+    "tokens_per_s_basis": (
+        "`given`: tokens_per_s from the request; `throughput_plan_prefill_included`: derived from a /v1/throughput "
+        "plan (effective_tokens_per_s); null when there is none."
+    ),
+    "tokens_per_s_per_user": (
+        "Output tokens per second one sequence sees, tokens/s. Null if the figure is unbounded (not finite)."
+    ),
+    "total": "Number of models matching the filters (all pages), count.",
+    "tpot_ms": "Measured mean time per output token, ms.",
+    "tpot_slo_ms": "Time-per-output-token objective, ms: a replica runs the largest concurrency that meets it.",
+    "ttft": "10th and 90th percentile of measured / predicted time to first token, [low, high] ratios.",
+    "ttft_ms": (
+        "Time to first token: `concurrency` prompts prefilled together in one pass, ms. Null if the figure is "
+        "unbounded (not finite)."
+    ),
+    "ttft_overhead_ms": (
+        "Cost of every request before its first token beyond the roofline (the API server's tokenising and "
+        "scheduling), ms."
+    ),
+    "ttft_slo_ms": "Time-to-first-token objective, ms: a replica runs the largest concurrency that meets it.",
+    "type": (
+        "Stable identifier of the kind of problem, a URI reference relative to the service (e.g. "
+        "`/problems/invalid-field`)."
+    ),
+    "uncertainty": (
+        "[low, high] per figure: the 10th-90th percentile of measured / predicted on the engine's training rows (or "
+        "a calibration's error), around the figures `uncertainty_applies_to` names; null for ideal."
+    ),
+    "uncertainty_applies_to": (
+        "Which figures the uncertainty ranges bound: `fit` (kv_capacity_tokens of /v1/fit), `continuous_batching` "
+        "(the continuous_batching block of /v1/throughput, the figures the training rows were compared with), or "
+        "`lab` (the top-level all-at-once figures, when no steady state exists); null without ranges."
+    ),
+    "uncertainty_basis": "What the uncertainty range rests on.",
+    "undetermined": (
+        "The values the measurements could not determine (memory_efficiency, compute_efficiency, "
+        "memory_overhead_gb), each with the reason; planning keeps the default for them."
+    ),
+    "unseen_widening": (
+        "Factor (on the log scale) by which a range widens where the training set has no row of the request's kind "
+        "(MoE, a GPU generation), ratio >= 1."
+    ),
+    "usable_bytes": (
+        "Memory the engine may fill: (memory_gb × gpu_memory_utilization − reserved_gb) × GPUs, bytes. Negative "
+        "when reserved_gb exceeds the utilised memory."
+    ),
+    "utilization": (
+        "Share of the billed hours spent producing tokens at tokens_per_s, dimensionless, 0 < x ≤ 1. Idle time "
+        "raises the cost per token, not the bill."
+    ),
+    "valid_tensor_parallel": (
+        "Tensor-parallel sizes valid for this model on this GPU, GPUs: each divides the attention heads, it and the "
+        "KV heads divide one another, and it is at most gpus_per_node."
+    ),
+    "vendor": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),
+    "version": "Row version, incremented on every change.",
+    "vllm_command": "The replica's `vllm serve` command line, every size taken from the plan.",
+    "vocab_size": (
+        "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+    ),
+    "warnings": "Assumptions and refusals to be aware of, in plain words.",
+    "weight_bytes_per_step": "Weight bytes one decode step reads (MoE: the experts touched), bytes.",
+    "weight_precision": (
+        "Number format of the weights. Default: the model's native (checkpoint) precision; `auto` picks the "
+        "smallest format the GPU runs natively. Case-insensitive; the aliases (bfloat16, float16, half, fp8_e4m3, "
+        "…) are accepted and normalised in the answer."
+    ),
+    "weights_by_component_bytes": (
+        "Weights of the replica by component (attention, dense_mlp, experts, embeddings, lm_head), bytes; null for "
+        "ideal."
+    ),
+    "weights_bytes": "The replica's weights in bytes as the checkpoint holds them (overrides the estimate).",
+    "weights_bytes_per_gpu": "Weights held by each GPU, bytes.",
+    "weights_difference_percent": (
+        "The log's weights × tensor_parallel against the planner's, percent (a warning beyond ±5%)."
+    ),
+    "why": "Why it ranks here, or why it was ruled out.",
+    "zones": (
+        "Availability zones, count: with Z > 1 each zone holds enough replicas to carry the peak with one zone lost."
+    ),
+}
+
+# Where a name means something else in one schema (an answer's figure, a write's rule).
+OVERRIDES: dict[str, dict[str, str]] = {
+    "Calibration": {
+        "points": "The benchmark points as given (absent figures left out).",
+        "warnings": "Disagreements between the measurements and the catalog, and assumptions made, in plain words.",
+    },
+    "CalibrationEngine": {
+        "name": "Engine name.",
+        "version": "Engine version; null when neither given nor printed in the log.",
+    },
+    "CalibrationEngineInput": {
+        "name": "Engine name, lowercase (`vllm`, `sglang`, `tensorrt-llm`, …).",
+        "version": "Engine version. Default: the version the start-up log prints, if any.",
+    },
+    "CalibrationList": {
+        "items": "The page.",
+        "total": "Calibrations matching the filters, count.",
+        "offset": "Matching calibrations skipped, count.",
+    },
+    "CalibrationLogSummary": {
+        "engine": "The engine the log reads like.",
+        "engine_version": "The version the log prints.",
+        "gpu_memory_utilization": "The memory utilisation the log prints, fraction.",
+        "tensor_parallel": "The tensor-parallel size the log prints, GPUs.",
+        "weights_bytes": "Memory the weights took on one GPU, bytes.",
+        "kv_capacity_tokens": "Tokens the replica's KV cache holds, tokens.",
+        "kv_bytes_per_token": "kv_cache_bytes ÷ kv_capacity_tokens, per GPU, bytes.",
+        "max_concurrency": 'The engine\'s "maximum concurrency" for max_concurrency_tokens per request, sequences.',
+    },
+    "CalibrationPoint": {
+        "concurrency": "Requests in flight during the measurement (the benchmark's max concurrency), sequences.",
+        "prompt_tokens": "Prompt length of each request, tokens.",
+        "output_tokens": "Output length of each request, tokens.",
+        "ttft_ms": "Measured mean time to first token, ms (queueing excluded in the model it is fitted to).",
+    },
+    "CalibrationRequest": {
+        "engine": "The inference engine the measurements come from: its name and release (CalibrationEngineInput).",
+        "model": "Catalog slug of the model measured (404 when unknown).",
+        "gpu": "Catalog slug of the GPU measured on (404 when unknown).",
+        "mig_profile": ("The MIG profile measured on (NVIDIA's name, e.g. `3g.40gb`); null or absent for whole cards."),
+        "tensor_parallel": (
+            "Tensor-parallel size of the measured replica, GPUs. Default: the size the log prints "
+            "(`tensor_parallel_size`), else the smallest valid size that holds the weights (and the answer warns "
+            "that it was assumed)."
+        ),
+        "weight_precision": (
+            "Number format of the weights served. Default: the model's native precision; `auto` as for planning. "
+            "Stored normalised: planning matches calibrations on it."
+        ),
+        "kv_precision": (
+            "Number format of the KV cache served (vLLM's `--kv-cache-dtype`; `auto` there is the weights' 16-bit "
+            "format, bf16 here)."
+        ),
+        "max_batched_tokens": (
+            "The engine's per-step token budget during the benchmark (vLLM's `--max-num-batched-tokens`), tokens; "
+            "the steady state the points are fitted against depends on it."
+        ),
+        "gpu_memory_utilization": (
+            "The engine's `--gpu-memory-utilization`, fraction. Default: the value the log prints, else 0.9 (vLLM's "
+            "default)."
+        ),
+    },
+    "CalibrationSummary": {
+        "engine": "The inference engine the measurements come from (CalibrationEngine).",
+        "model": "Catalog slug of the model.",
+        "gpu": "Catalog slug of the GPU.",
+        "mig_profile": "The MIG profile; null for whole cards.",
+        "tensor_parallel": "Tensor-parallel size of the measured replica, GPUs.",
+        "weight_precision": "Weight format, normalised (the planning match uses it).",
+        "kv_precision": "KV-cache format, normalised.",
+        "max_batched_tokens": "The engine's per-step token budget the points were fitted under, tokens.",
+        "gpu_memory_utilization": "The engine's memory utilisation the log was fitted under, fraction.",
+        "memory_efficiency": (
+            "Fitted share of the datasheet memory bandwidth, fraction (0.05 to 1); null when not determined."
+        ),
+        "compute_efficiency": (
+            "Fitted share of the datasheet peak FLOP/s, fraction (0.05 to 1); null when not determined."
+        ),
+        "kv_capacity_tokens": (
+            "KV cache capacity of the replica the log reports (or derives from its KV memory), tokens."
+        ),
+    },
+    "CatalogInterconnect": {
+        "kind": "Link kind (`nvlink4`, `nvlink5`, `pcie5`, `infinity-fabric`, ...).",
+        "bandwidth_gb_per_s": "Bandwidth per direction per GPU, GB/s.",
+        "latency_us": "Latency of one hop, us.",
+    },
+    "CatalogMigProfile": {
+        "name": "NVIDIA's profile name, e.g. `1g.10gb`, `1g.10gb+me`, `7g.80gb`; unique within the GPU.",
+        "compute_slices": "Compute slices (the `g` of the name), count.",
+        "memory_slices": "Memory slices, eighths of the card's memory, count.",
+        "memory_gb": "Memory of the slice, GB (10^9 bytes); at most the card's memory_gb.",
+        "max_instances": "Slices of this profile one card holds at most, count.",
+    },
+    "CatalogUncertainty": {
+        "time_per_token": (
+            "10th and 90th percentile of measured / predicted time per output token, [low, high] ratios. Low at "
+            "most high."
+        ),
+        "ttft": (
+            "10th and 90th percentile of measured / predicted time to first token, [low, high] ratios. Low at most "
+            "high."
+        ),
+        "tokens_per_s": (
+            "10th and 90th percentile of measured / predicted output tokens per second, [low, high] ratios. Low at "
+            "most high."
+        ),
+        "kv_capacity_tokens": (
+            "10th and 90th percentile of measured / predicted KV-cache capacity, [low, high] ratios. Low at most high."
+        ),
+    },
+    "ContinuousBatching": {
+        "max_batched_tokens": "The per-step token budget used, tokens.",
+        "time_per_token_ms": (
+            "Time between two output tokens of one sequence, prefill chunks included, ms. Null if the figure is "
+            "unbounded (not finite)."
+        ),
+        "ttft_ms": (
+            "Time to first token: every chunk of one prompt, ms. Null if the figure is unbounded (not finite)."
+        ),
+        "tokens_per_s": (
+            "Output tokens per second of the replica, tokens/s. Null if the figure is unbounded (not finite)."
+        ),
+    },
+    "CostRequest": {
+        "model": (
+            "Optional: with `gpu` and no `tokens_per_s`, tokens/s are derived from a /v1/throughput plan of this "
+            "model (prefill included). A catalog slug or an inline architecture (InlineModel)."
+        ),
+        "gpu": (
+            "Optional: a catalog slug or an inline GPU (InlineGpu) whose hourly price is used when "
+            "`price_per_gpu_hour_usd` is not given. Required with `model`."
+        ),
+        "price_per_gpu_hour_usd": (
+            "Price of one GPU for one hour, USD per GPU-hour. Default: the GPU's catalog price (a MIG slice: its "
+            "share of the card's price)."
+        ),
+    },
+    "CostResponse": {
+        "price_per_gpu_hour_usd": "Price used, USD per GPU-hour. Null if the figure is unbounded (not finite).",
+        "gpus": "GPUs billed, count.",
+        "tokens_per_s": "Output tokens per second used, tokens/s; null when neither given nor derived.",
+        "utilization": "Share of billed hours producing tokens, fraction.",
+        "hours_per_month": "Billed hours per month, hours.",
+        "monthly_cost_usd": (
+            "hourly_cost_usd × hours_per_month, USD per month. Null if the figure is unbounded (not finite)."
+        ),
+        "cost_per_million_output_tokens_usd": (
+            "hourly cost ÷ 3,600 ÷ (tokens_per_s × utilization) × 10^6, USD per 10^6 output tokens; null without "
+            "tokens_per_s."
+        ),
+        "basis": (
+            "`measured` when tokens_per_s was given; when it is derived from a throughput plan, as on /v1/fit "
+            "(`calibrated` when a calibration supplied its efficiencies or memory overhead); else `datasheet`."
+        ),
+        "engine": "The engine tokens_per_s was derived under; null when tokens_per_s was given.",
+    },
+    "Engine": {
+        "name": "Engine name, lowercase (`vllm`, `sglang`, `trtllm`): what a planning request's `engine` names.",
+    },
+    "EngineCreate": {
+        "name": (
+            "Engine name: lowercase letters, digits, `.` and `-` (e.g. `vllm`); `ideal` is reserved (planning "
+            "without an engine). Stable once published."
+        ),
+    },
+    "EngineDocument": {
+        "uncertainty": (
+            "The p10 and p90 of measured / predicted per metric (CatalogUncertainty); an omitted field keeps the "
+            "stated default."
+        ),
+        "engine_version": "Engine release the defaults and constants describe (e.g. `0.10`).",
+        "gpu_memory_utilization": (
+            "Default fraction of the kv_rule (vLLM gpu_memory_utilization, SGLang mem_fraction_static, TensorRT-LLM "
+            "kv_cache_free_gpu_mem_fraction), share in (0, 1]."
+        ),
+        "max_batched_tokens": (
+            "Default token budget of one step (max_num_batched_tokens, chunked_prefill_size, max_num_tokens), tokens."
+        ),
+        "max_num_seqs": "Default most sequences in flight, count.",
+        "block_size": "KV-cache page, tokens; capacity is rounded down to whole blocks.",
+        "efficiencies": (
+            "Shares of the datasheet peaks the engine's kernels reach, one row per GPU architecture (each once); "
+            "`*` is the row for any other GPU."
+        ),
+        "source": "Where the defaults and constants come from.",
+        "notes": "Caveats about the profile.",
+    },
+    "EngineList": {
+        "items": "The engine profiles.",
+        "total": "Number of engine profiles (all pages), count.",
+        "offset": "Items skipped before this page, count.",
+    },
+    "EngineUncertainty": {
+        "tokens_per_s": (
+            "10th and 90th percentile of measured / predicted output tokens per second, [low, high] ratios."
+        ),
+        "kv_capacity_tokens": (
+            "10th and 90th percentile of measured / predicted KV-cache capacity, [low, high] ratios."
+        ),
+    },
+    "FitResponse": {
+        "model": "The model: its catalog slug, or an inline model's name.",
+        "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "The MIG profile planned on; null for a whole card.",
+        "weight_precision": "Weight format used, normalised (e.g. bf16, fp8).",
+        "kv_precision": "KV-cache format used, normalised.",
+        "tensor_parallel": "Tensor-parallel size of one replica, GPUs.",
+        "gpus": "GPUs in one replica (= tensor_parallel), GPUs.",
+        "weights_bytes": "Memory the weights take, whole replica, bytes.",
+        "concurrency": "The concurrency asked about, sequences.",
+        "host_cpu_cores": (
+            "Host CPU cores of the replica (per-GPU allowance × GPUs; a MIG slice gets its compute share), cores; "
+            "null when the catalog does not know."
+        ),
+        "engine": "The engine the answer was planned under.",
+        "gpu_memory_utilization": "The utilisation the plan ran with (the engine default unless given).",
+        "max_batched_tokens": "The per-step token budget the plan ran with.",
+        "max_num_seqs": "Most sequences the engine runs at once (null for ideal).",
+        "expert_parallel": "Expert-parallel size, when given.",
+    },
+    "FleetOption": {
+        "gpu": "Catalog slug of the GPU.",
+        "mig_profile": "MIG profile; null for whole cards.",
+        "tensor_parallel": "Tensor-parallel size, GPUs; null when no size was tried.",
+        "weight_precision": "Weight format, normalised; null when not reached.",
+        "concurrency": "Sequences in flight per replica, sequences (sized options only).",
+        "tokens_per_s": (
+            "Output tokens per second of one replica, tokens/s (sized options only). Null if the figure is "
+            "unbounded (not finite)."
+        ),
+        "time_per_token_ms": "Time per output token, ms (sized options only).",
+        "ttft_ms": "Time to first token, ms (sized options only).",
+        "bound_by": (
+            "What limits the replica's concurrency: an SLO (`tpot_slo`, `ttft_slo`; with meets_slo false, the SLO "
+            "even concurrency 1 misses), the KV cache (`kv_capacity`), the step token budget "
+            "(`max_batched_tokens`), the engine's cap on running sequences (`max_num_seqs`), or a measured figure "
+            "(`measured`). Sized options only."
+        ),
+    },
+    "FleetPeriod": {
+        "period": "The period's label, as sent.",
+        "requests_per_day": "Average traffic, requests per day.",
+        "peak_to_average": "Peak over average traffic used, ratio.",
+        "min_replicas": "Autoscaling floor in this period, replicas.",
+        "max_replicas": "Autoscaling ceiling in this period, replicas.",
+    },
+    "FleetReplica": {
+        "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "The MIG profile of the replica; null for whole cards.",
+        "gpus": "GPUs (or MIG slices) in one replica, GPUs.",
+        "tensor_parallel": "Tensor-parallel size of the replica, GPUs.",
+        "weight_precision": "Weight format used, normalised.",
+        "kv_precision": "KV-cache format used, normalised.",
+        "concurrency": "Sequences in flight the replica runs (vLLM `--max-num-seqs`), sequences.",
+        "max_concurrency": "Sequences the KV cache holds at most, sequences.",
+        "tokens_per_s": (
+            "Output tokens per second of one replica under continuous batching (or the measured figure), tokens/s. "
+            "Null if the figure is unbounded (not finite)."
+        ),
+        "ttft_ms": "Time to first token at that concurrency, ms.",
+        "time_per_token_ms": "Time per output token at that concurrency, ms.",
+        "meets_slo": "The replica meets ttft_slo_ms and tpot_slo_ms.",
+    },
+    "FleetRequest": {
+        "gpu": (
+            "Optional: a catalog slug or an inline GPU (InlineGpu). Omit it to rank every catalog GPU and MIG "
+            "profile (at each valid tensor-parallel size) by monthly cost; the answer then describes the best and "
+            "lists `options`."
+        ),
+        "price_per_gpu_hour_usd": (
+            "Price of one whole GPU card for one hour, USD per GPU-hour (a MIG slice costs its card's price over "
+            "max_instances). Default: the GPU's catalog price."
+        ),
+        "limit": (
+            "Ranked options returned when `gpu` is omitted, count (`options_total` says how many there were); "
+            "with a `gpu` and no `tensor_parallel`, the `alternatives` listed."
+        ),
+        "tensor_parallel": (
+            "Tensor-parallel size of each replica, GPUs. Default with a `gpu`: the valid size whose fleet is "
+            "cheapest per month among those meeting the SLOs (the others are listed in `alternatives`, with why "
+            "each lost); without a `gpu`, every valid size of every option is ranked."
+        ),
+    },
+    "FleetResponse": {
+        "model": "The model: its catalog slug, or an inline model's name.",
+        "gpu": "The GPU planned on: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "The MIG profile planned on; null for whole cards.",
+        "requests_per_s": "Average traffic, requests/s. Null if the figure is unbounded (not finite).",
+        "spare_replicas": "Spare replicas added (0 with zones > 1), replicas.",
+        "zones": "Availability zones, count.",
+        "headroom": "Capacity kept above demand, fraction.",
+        "hours_per_month": "Billed hours per month, hours.",
+        "host_cpu_cores": "Host CPU cores of the whole fleet (replicas_total), cores; null when unknown.",
+        "basis": (
+            "`measured` when per_replica_tokens_per_s was given; else as on /v1/fit: `calibrated` when a "
+            "calibration of the model on `gpu` (and mig_profile) supplied efficiencies or memory overhead, "
+            "`calibrated-nearest` for one of the same family, `datasheet` otherwise, and always for a ranking over "
+            "the catalog (no `gpu`; `warnings` then names the calibrated GPUs)."
+        ),
+        "leaves_out": "What the estimate leaves out, in plain words.",
+        "engine": "The engine the answer was planned under.",
+        "gpu_memory_utilization": "The utilisation the plan ran with (the engine default unless given).",
+        "max_batched_tokens": "The per-step token budget the plan ran with.",
+        "max_num_seqs": "Most sequences the engine runs at once (null for ideal).",
+        "expert_parallel": "Expert-parallel size, when given.",
+    },
+    "ForecastPeriod": {
+        "requests_per_day": "Average traffic in the period, requests per day.",
+        "peak_to_average": (
+            "Peak over average traffic in the period, ratio (≥ 1). Default: the request's peak_to_average."
+        ),
+    },
+    "Gpu": {
+        "slug": "Stable identifier, lowercase and hyphenated (e.g. `h100-sxm`).",
+        "memory_gb": "Memory of one GPU, GB (10^9 bytes); null when unknown (planning then refuses).",
+        "memory_visible_gib": (
+            "What the driver shows an engine on one GPU (torch's total_memory), GiB (2^30 bytes); null when not "
+            "measured (engines then derive it from memory_gb)."
+        ),
+        "native_precisions": "Formats the tensor cores run natively; null when unknown.",
+    },
+    "GpuCreate": {
+        "slug": (
+            "Catalog slug: lowercase letters, digits, `.` and `-` (e.g. `llama-3.1-8b`); `import` is reserved. "
+            "Stable once published."
+        ),
+    },
+    "GpuDocument": {
+        "peak_tflops": (
+            "Dense (not 2:4 sparse) peak compute of one GPU per precision, TFLOP/s (int8: TOPS); null where unknown."
+        ),
+        "vendor": "Vendor.",
+        "architecture": "Architecture (`hopper`, `blackwell`, `cdna3`, ...).",
+        "form_factor": "Form factor (`SXM5`, `PCIe`, ...).",
+        "memory_gb": "Memory, GB (10^9 bytes, the vendor figure); required when the card has mig_profiles.",
+        "memory_visible_gib": (
+            "What the driver shows an engine (torch's total_memory), GiB (2^30 bytes), e.g. 79.19 for an H100 80 "
+            "GB; at most 1.1 x memory_gb; null when not measured."
+        ),
+        "memory_bandwidth_tb_per_s": "Memory bandwidth, TB/s (10^12 bytes/s).",
+        "native_precisions": "Precisions the tensor cores run natively; null when not known.",
+        "interconnect": "The GPU-to-GPU link within a node; null when not known.",
+        "gpus_per_node": "GPUs in one NVLink / fabric domain of a typical server, count.",
+        "host_cpu_cores": "Host CPU cores a typical node gives each GPU, count.",
+        "hourly_price_usd": "Indicative on-demand price per GPU-hour, USD (never a quote).",
+        "price_date": "Month the indicative price refers to, YYYY-MM; required with hourly_price_usd.",
+        "source": "Where each figure came from.",
+        "mig_profiles": "MIG slices of the card (empty when it has none).",
+    },
+    "GpuList": {
+        "items": "The GPUs.",
+        "total": "Number of GPUs matching the filters (all pages), count.",
+    },
+    "Health": {
+        "status": "Always `ok`.",
+    },
+    "ImportDerivation": {
+        "params": "Where the config-derived parameters sit, count each (ParamBreakdown).",
+        "family": "Family the config was read as.",
+        "kv_bytes_per_token": "KV cache per token at bf16 over every layer, bytes (MLA: latent + rope key).",
+    },
+    "ImportRequest": {
+        "slug": ("Catalog slug; default: from the config's _name_or_path (required when it has none, unless dry_run)."),
+        "name": "Display name; default: the repository name.",
+        "hf_repo": "Hugging Face repository; default: the config's _name_or_path.",
+        "source": "Provenance to store; default: says the import derived it.",
+    },
+    "ImportResult": {
+        "model": "The model as stored (GET answers the same), or with dry_run as it would be stored.",
+    },
+    "InlineGpu": {
+        "name": "Display name, echoed as `gpu` in answers.",
+        "memory_visible_gib": (
+            "What the driver shows an engine on one GPU (torch's total_memory), GiB (2^30 bytes), e.g. 79.19 for an "
+            "H100 80 GB; null or absent: derived from memory_gb."
+        ),
+        "memory_bandwidth_tb_per_s": ("Memory bandwidth of one GPU, TB/s (10^12 bytes per second). Needed for timing."),
+        "peak_tflops": "Dense (not 2:4 sparse) peak compute of one GPU per precision, TFLOP/s (int8: TOPS).",
+        "architecture": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+        "confidence": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+        "notes": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+        "version": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+    },
+    "InlineModel": {
+        "name": "Display name, echoed as `model` in answers.",
+        "experts": ("Routed experts per MoE layer, count (experts, experts_per_token and expert_params go together)."),
+        "hf_repo": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+        "notes": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+        "version": (
+            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+        ),
+    },
+    "MigProfile": {
+        "name": "NVIDIA's profile name, e.g. `1g.10gb`, `3g.40gb`.",
+        "memory_gb": "Memory of one instance, GB (10^9 bytes).",
+    },
+    "Model": {
+        "slug": "Stable identifier, lowercase and hyphenated (e.g. `llama-3.1-8b`).",
+        "params_active": "Parameters one token uses (mixture-of-experts), count; null for dense models.",
+        "native_precision": "Checkpoint weight format; null when the config does not say (planning then assumes bf16).",
+    },
+    "ModelCreate": {
+        "slug": (
+            "Catalog slug: lowercase letters, digits, `.` and `-` (e.g. `llama-3.1-8b`); `import` is reserved. "
+            "Stable once published."
+        ),
+    },
+    "ModelDocument": {
+        "family": "Architecture family, the config's model_type (`llama`, `qwen3_moe`, ...).",
+        "params_active": (
+            "Parameters one token uses, count; omitted: params_total for dense models, non-expert + expert_params x "
+            "experts_per_token / experts for MoE."
+        ),
+        "kv_heads": "Key/value heads per layer, count (MLA: as in the config).",
+        "head_dim": "Width of one head, elements; omitted: hidden_size / attention_heads.",
+        "attention": "Attention kind; omitted: mha when kv_heads = attention_heads, else gqa.",
+        "kv_lora_rank": "MLA latent width cached per token and layer, elements (mla only).",
+        "qk_rope_head_dim": "MLA decoupled rope key width cached per token and layer, elements (mla only).",
+        "sliding_window_layers": (
+            "Layers using the window, count; omitted: every layer when sliding_window is set, else 0."
+        ),
+        "experts_per_token": "Routed experts each token uses (top-k), count.",
+        "shared_experts": "Always-active experts per MoE layer, count.",
+        "expert_params": "Parameters of all routed experts over all layers, count (shared experts not included).",
+        "vocab_size": "Vocabulary, tokens.",
+        "intermediate_size": "Width of a dense MLP the model has, elements.",
+        "moe_intermediate_size": "Width of one expert's MLP, elements.",
+        "tie_word_embeddings": "Whether the LM head shares the input embedding.",
+        "quantized_components": (
+            "Components the checkpoint's own format quantizes, each once (from a quantization_config's ignore "
+            "list); null: the format's convention (every linear layer; MXFP4 only the experts)."
+        ),
+        "native_precision": (
+            "The checkpoint's weight format (aliases such as `bfloat16` are stored by catalog name); null when not "
+            "known."
+        ),
+        "max_context": "Longest context the model is configured for (max_position_embeddings), tokens.",
+        "license": "Licence of the weights.",
+        "source": "Where each figure came from.",
+    },
+    "ModelPreview": {
+        "slug": "Slug it would be stored under.",
+        "version": "Null: not stored.",
+    },
+    "ParamBreakdown": {
+        "attention": "Attention projections with their biases (and gpt-oss sinks), all layers, count.",
+        "shared_experts": "Shared experts, all layers, count.",
+        "total": "Their sum, count.",
+    },
+    "PlanCalibration": {
+        "engine": "The inference engine its measurements come from (CalibrationEngine).",
+        "model": "The model it was measured on (another model of the same family when match is nearest).",
+        "point_count": "Benchmark points it was fitted to, count.",
+        "mape_percent": "Its fit error over those points, percent; null when fitted to a log only.",
+        "tensor_parallel": "Tensor-parallel size it was measured at, GPUs.",
+        "memory_efficiency": "Its fitted memory efficiency, fraction; null when its points did not determine it.",
+        "compute_efficiency": "Its fitted compute efficiency, fraction; null when its points did not determine it.",
+        "memory_overhead_gb": "Its fitted memory overhead per GPU, GB (used as reserved_gb); null without a log.",
+    },
+    "Problem": {
+        "status": "The HTTP status code.",
+    },
+    "Ready": {
+        "status": "Always `ready`.",
+    },
+    "ReadyCatalog": {
+        "gpus": "Gpus, count.",
+        "mig_profiles": "Mig profiles, count.",
+    },
+    "RooflineRequest": {
+        "gpu": (
+            "Optional: a catalog slug or an inline GPU (InlineGpu) supplying the peak and the bandwidth that are "
+            "not given. Without it, peak_tflops and memory_bandwidth_tb_per_s are required."
+        ),
+        "compute_precision": (
+            "Format the math runs in, which picks the GPU's peak TFLOP/s. Case-insensitive; the aliases (bfloat16, "
+            "float16, half, fp8_e4m3, …) are accepted and normalised in the answer."
+        ),
+        "weight_precision": (
+            "Format of B (the weights), which sets its bytes per element. Case-insensitive; the aliases (bfloat16, "
+            "float16, half, fp8_e4m3, …) are accepted and normalised in the answer."
+        ),
+    },
+    "RooflineResponse": {
+        "m": "Rows of A and C, elements.",
+        "k": "Columns of A, rows of B, elements.",
+        "n": "Columns of B and C, elements.",
+        "arithmetic_intensity": "flops ÷ bytes_moved, FLOP/byte. Null if the figure is unbounded (not finite).",
+        "ridge_flops_per_byte": (
+            "Peak FLOP/s ÷ bandwidth, FLOP/byte: above it the GEMM is compute-bound. Null if the figure is "
+            "unbounded (not finite)."
+        ),
+    },
+    "SafetensorsSummary": {
+        "params_total": (
+            "Parameters of the text decoder: sum over tensors of the product of their shapes (MXFP4 blocks: two "
+            "values a byte), count."
+        ),
+    },
+    "SweepRow": {
+        "concurrency": "Sequences in flight, sequences.",
+        "time_per_token_ms": (
+            "Decode step time (time per output token per sequence), ms. Null if the figure is unbounded (not finite)."
+        ),
+        "tokens_per_s": (
+            "Decode output tokens per second of the replica, tokens/s. Null if the figure is unbounded (not finite)."
+        ),
+        "decode_bound": "What bounds the decode step.",
+        "communication_ms": (
+            "Tensor-parallel communication time of the decode step, ms. Null if the figure is unbounded (not finite)."
+        ),
+        "ttft_ms": (
+            "Time to first token with `concurrency` prompts prefilled together, ms. Null if the figure is unbounded "
+            "(not finite)."
+        ),
+        "effective_tokens_per_s": (
+            "Output tokens per second with each batch's prefill included, tokens/s. Null if the figure is unbounded "
+            "(not finite)."
+        ),
+        "cost_per_million_output_tokens_usd": (
+            "Cost of 10^6 output tokens at effective_tokens_per_s, USD; null without a price."
+        ),
+        "fits": "This concurrency fits in the KV budget (≤ max_concurrency).",
+    },
+    "ThroughputRequest": {
+        "price_per_gpu_hour_usd": (
+            "Price of one GPU for one hour, USD per GPU-hour. Default: the GPU's catalog price (a MIG slice: its "
+            "share of the card's price)."
+        ),
+    },
+    "ThroughputResponse": {
+        "tokens_per_s": (
+            "Decode output tokens per second of the replica (concurrency / step time), tokens/s. Null if the figure "
+            "is unbounded (not finite)."
+        ),
+        "compute_precision": "Format whose peak was used (normalised, or the weight format for `native`).",
+        "peak_tflops": "Datasheet peak used for compute_precision, TFLOP/s per GPU (a MIG slice: its share).",
+        "memory_bandwidth_tb_per_s": "Datasheet memory bandwidth used, TB/s per GPU (a MIG slice: its share).",
+        "memory_efficiency": "Memory efficiency used, fraction.",
+        "compute_efficiency": "Compute efficiency used, fraction.",
+        "price_per_gpu_hour_usd": "Price used, USD per GPU-hour; null when neither given nor in the catalog.",
+        "cost_per_million_output_tokens_usd": (
+            "Cost of 10^6 output tokens at effective_tokens_per_s, USD; null without a price."
+        ),
+        "sweep": "One row per concurrency of the request's `sweep`, in its order; empty without one.",
+        "basis": "As on /v1/fit; memory_efficiency and compute_efficiency show the values used.",
+    },
+}
+
+SCHEMAS: dict[str, str] = {
+    "Calibration": (
+        "A stored calibration with its measurements, the residual of every figure and the start-up log summary."
+    ),
+    "CalibrationEngine": "The inference engine the measurements come from.",
+    "CalibrationEngineInput": "The inference engine the measurements come from.",
+    "CalibrationList": "One page of calibrations, newest first.",
+    "CalibrationLogSummary": (
+        "The start-up log's figures (per GPU, as the engine logs rank 0) beside the planner's. Null: not in the log."
+    ),
+    "CalibrationPoint": (
+        "One benchmark point: the workload and any of the figures measured at it (at least one). TPOT and ITL are "
+        "the same figure under two names here; tpot_ms is fitted when both are given."
+    ),
+    "CalibrationRequest": (
+        "What was measured, on what, and how the engine was set up: benchmark points, a start-up log, or both. "
+        "Catalog slugs only (a calibration is matched to planning requests by slug)."
+    ),
+    "CalibrationResidual": "A measured figure against what the calibrated model predicts for it.",
+    "CalibrationSummary": "A stored calibration, as a list shows it.",
+    "CatalogInterconnect": "The GPU-to-GPU link as written to the catalog.",
+    "CatalogKernelEfficiency": "One GPU generation's share of the datasheet peaks, as written to the catalog.",
+    "CatalogMigProfile": "One MIG slice as written to the catalog (NVIDIA's profile names).",
+    "CatalogUncertainty": (
+        "The uncertainty ranges as written to the catalog; an omitted field keeps the stated default."
+    ),
+    "ContinuousBatching": (
+        "Steady state of a continuously batched replica at this concurrency (chunked prefill mixed into decode "
+        "steps under max_batched_tokens). Under engine=ideal queueing is excluded; under an engine TTFT holds the "
+        "step in flight and the wait behind the other requests' prefills, and a request's TPOT carries the prefill "
+        "chunks of the other B - 1."
+    ),
+    "CostRequest": (
+        "Inputs of /v1/cost: a price (`price_per_gpu_hour_usd`, or a `gpu` with a catalog price) and tokens/s "
+        "(`tokens_per_s`, or `model` and `gpu` to derive it with the /v1/throughput fields, which are all "
+        "accepted). Without either price answers 422 on price_per_gpu_hour_usd; `model` without `gpu` answers 422 "
+        "on gpu."
+    ),
+    "CostResponse": "What the GPUs cost per hour and month, and per million output tokens.",
+    "Engine": (
+        "A serving engine's profile (MODEL.md section 6): how it sizes its KV cache, what it reserves, its default "
+        "settings, its per-step overheads and its kernel efficiencies per GPU generation. Memory in GiB (2^30 "
+        "bytes) per GPU."
+    ),
+    "EngineCreate": "POST /v1/engines: a whole engine profile, name included.",
+    "EngineDocument": (
+        "The writable fields of a catalog engine profile (the fields of EngineProfile, its `version` as "
+        "`engine_version`). Omitted constants are 0, omitted large-GPU defaults null, an omitted uncertainty the "
+        "stated default ranges; the `_large_gpu` defaults need large_gpu_gib."
+    ),
+    "EngineList": "One page of the engine profiles, by name.",
+    "EnginePatch": (
+        "PATCH /v1/engines/{name}: a JSON merge patch (RFC 7396) of the fields to change; uncertainty merges key by "
+        "key, efficiencies (a list) is replaced whole. The merged profile is checked as a whole."
+    ),
+    "EngineReplace": (
+        "PUT /v1/engines/{name}: a whole engine profile (the name is the URL's; `name` and `version` are "
+        "read-only). Omitted constants take their defaults."
+    ),
+    "EngineUncertainty": "The p10 and p90 of measured / predicted on the training rows, per metric.",
+    "FitRequest": "Inputs of /v1/fit.",
+    "FitResponse": (
+        "Whether the weights and the KV cache of `concurrency` sequences fit on one replica, and for how many "
+        "sequences they would."
+    ),
+    "FleetAutoscaling": "What a KEDA/HPA policy needs.",
+    "FleetOption": "One configuration of the ranking: sized when it could be, with why it ranks where it does.",
+    "FleetPeriod": "The fleet for one forecast period, with the same replica.",
+    "FleetReplica": "One replica of the fleet: its GPUs and the concurrency it runs under the SLOs.",
+    "FleetRequest": (
+        "Inputs of /v1/fleet: the replica's knobs (those of /v1/throughput except concurrency, sweep and "
+        "kv_read_context: the concurrency is the largest that meets the SLOs) and the traffic (exactly one of "
+        "requests_per_day and requests_per_second, or a forecast)."
+    ),
+    "FleetResponse": (
+        "Replicas and GPUs for the traffic, with N+1 or zone redundancy, MIG packing, cost and autoscaling numbers. "
+        "When `gpu` is omitted, the best ranked option is described and `options` lists the ranking; when no option "
+        "could be sized at all, only model, status, meets_slo, basis, calibration, options and options_total are "
+        "present."
+    ),
+    "ForecastPeriod": "Traffic in one period of a forecast.",
+    "Gpu": "A GPU of the catalog: datasheet figures, null where not known (never guessed).",
+    "GpuCreate": "POST /v1/gpus: a whole GPU with its MIG profiles, slug included.",
+    "GpuDocument": (
+        "The writable fields of a catalog GPU. Unknown figures are null (never guessed); MIG profiles are nested "
+        "and replaced as a whole list; an hourly price needs its price_date."
+    ),
+    "GpuList": "One page of the matching GPUs, by slug.",
+    "GpuPatch": (
+        "PATCH /v1/gpus/{slug}: a JSON merge patch; peak_tflops and interconnect merge key by key, mig_profiles (a "
+        "list) is replaced whole."
+    ),
+    "GpuReplace": ("PUT /v1/gpus/{slug}: a whole GPU (the slug is the URL's); mig_profiles replaces the stored list."),
+    "Health": "The process is up.",
+    "ImportDerivation": "How the model was derived.",
+    "ImportRequest": (
+        "A Hugging Face config.json to derive a model from (families llama, mistral, mixtral, qwen2, qwen2_moe, "
+        "qwen3, qwen3_moe, deepseek_v3, gpt_oss, gemma3, phi3), optionally with its safetensors header(s) for the "
+        "exact parameter count. No weights are ever read."
+    ),
+    "ImportResult": "The imported (or, with dry_run, derived) model and how it was derived.",
+    "InlineGpu": (
+        "A GPU given inline: the catalog's GPU fields. Only memory_gb is required for /v1/fit; /v1/throughput also "
+        "needs memory_bandwidth_tb_per_s and a peak, and the interconnect when tensor_parallel > 1."
+    ),
+    "InlineModel": (
+        "A model given inline: the catalog's model fields. Only params_total, layers, hidden_size, attention_heads "
+        "and kv_heads are required; MLA needs kv_lora_rank and qk_rope_head_dim, MoE needs experts, "
+        "experts_per_token and expert_params together."
+    ),
+    "Interconnect": "The GPU-to-GPU link within a node; null fields where unknown.",
+    "KernelEfficiency": "One GPU generation's share of the datasheet peaks.",
+    "MigProfile": "A MIG profile: one kind of slice a card can be split into.",
+    "Model": "A model of the catalog: its architecture as published in its config.",
+    "ModelCreate": "POST /v1/models: a whole model, slug included.",
+    "ModelDocument": (
+        "The writable fields of a catalog model, with the ranges and checks writes apply: heads divisible by "
+        "kv_heads (unless mla); mha means kv_heads = attention_heads, gqa fewer; kv_lora_rank and qk_rope_head_dim "
+        "only and both with mla; experts, experts_per_token and expert_params together (experts_per_token <= "
+        "experts), shared_experts and moe_intermediate_size only with experts; params_active <= params_total; "
+        "sliding_window_layers <= layers and at least 1 with a window."
+    ),
+    "ModelList": "One page of the matching models, by slug.",
+    "ModelPatch": (
+        "PATCH /v1/models/{slug}: a JSON merge patch (RFC 7396) of the fields to change; null sets a field to null. "
+        "The merged model is checked as a whole."
+    ),
+    "ModelPreview": (
+        "A derived model not stored (dry_run): the catalog's model fields, slug null when none was given, version null."
+    ),
+    "ModelReplace": (
+        "PUT /v1/models/{slug}: a whole model (the slug is the URL's; `slug` and `version` are read-only). Omitted "
+        "optional fields become null."
+    ),
+    "ParamBreakdown": "Where the config-derived parameters sit, count each.",
+    "PeakTflops": (
+        "Dense (not 2:4 sparse) peak compute of one GPU per precision, TFLOP/s (int8: TOPS); null where unknown."
+    ),
+    "PlanCalibration": (
+        "The stored calibration a planning answer used (GET /v1/calibrations/{calibration_id} has the rest)."
+    ),
+    "Problem": "An RFC 9457 problem detail; every 4xx and 5xx answer is one (application/problem+json).",
+    "Ready": "Database reachable, schema at the migrations' head, catalog loaded.",
+    "RooflineRequest": (
+        "Inputs of /v1/roofline: one GEMM C[M,N] = A[M,K] × B[K,N], on a GPU (`gpu`) or on a given `peak_tflops` "
+        "and `memory_bandwidth_tb_per_s` (both required without a gpu; given ones override the GPU's)."
+    ),
+    "RooflineResponse": (
+        "One GEMM C[M,N] = A[M,K] × B[K,N] on the roofline: each matrix moved once between memory and the chip, at "
+        "the datasheet peak and bandwidth (no efficiencies): an optimistic lower bound on time."
+    ),
+    "SafetensorsSummary": "Exact counts from the safetensors header(s).",
+    "SweepRow": "Timing at one concurrency of `sweep`.",
+    "ThroughputRequest": "Inputs of /v1/throughput: those of /v1/fit and the timing knobs.",
+    "ThroughputResponse": (
+        "Everything /v1/fit answers, plus decode and prefill timing at `concurrency`, what bounds them, the cost "
+        "per token, the continuous-batching steady state and one row per sweep concurrency. Roofline estimates: "
+        "optimistic lower bounds on time, upper bounds on tokens/s."
+    ),
+}
+
+# GET parameters whose text is not their field's: the slug forms of model and gpu, the
+# list filters (by parameter component name), and dotted inline names that add a GET rule.
+QUERY: dict[str, str] = {
+    "model": (
+        "Catalog slug of the model. Required on /v1/fit, /v1/throughput and /v1/fleet unless the model is given "
+        "inline with `model.*` parameters; optional on /v1/cost (to derive tokens_per_s). Not together with "
+        "`model.*` parameters."
+    ),
+    "gpu": (
+        "Catalog slug of the GPU. Required on /v1/fit and /v1/throughput unless the GPU is given inline with `gpu.*` "
+        "parameters; on /v1/cost it supplies the price when price_per_gpu_hour_usd is not given; on /v1/roofline "
+        "the peak and bandwidth not given; on /v1/fleet omit it to rank every catalog GPU and MIG profile. Not "
+        "together with `gpu.*` parameters."
+    ),
+    "model.quantized_components": (
+        "Components the checkpoint's own format quantizes (attention, dense_mlp, experts, embeddings, lm_head). "
+        "Default: the format's convention. On GET: comma-separated."
+    ),
+    "gpu.memory_visible_gib": (
+        "What the driver shows an engine on one GPU, GiB (2^30 bytes). Default: derived from memory_gb."
+    ),
+    "family": "Only models of this family (exact, e.g. `qwen3_moe`).",
+    "attention": "Only models with this attention kind.",
+    "moe": "`true`: only mixture-of-experts models; `false`: only dense ones.",
+    "min_params": "Only models with at least this many parameters (params_total), count.",
+    "max_params": "Only models with at most this many parameters (params_total), count; not below min_params.",
+    "vendor": "Only GPUs of this vendor.",
+    "min_memory_gb": "Only GPUs with at least this much memory, GB.",
+    "has_mig": "`true`: only GPUs with MIG profiles; `false`: only those without.",
+    "list_limit": "Items per page, count.",
+    "list_offset": "Matching items to skip before the page, count.",
+    "calibration_model": "Only calibrations of this model (catalog slug).",
+    "calibration_gpu": "Only calibrations on this GPU (catalog slug).",
+}
+
+
+# The document's introduction (info.description), as Swagger UI shows it first.
+INFO = """\
+How many GPUs to serve a large language model, how fast they answer, and what a token costs.
+
+Every planning request names an `engine`. The default, `vllm` (and `sglang`, `trtllm`), is a
+profile of that engine's memory rule, reservations and step overheads fitted on measured serving
+rows (`GET /v1/engines`), and its answers carry the measured spread as `uncertainty`; what it still
+leaves out: queueing under random arrivals, prefix-cache hits, speculative decoding, and
+software-version differences. **`engine=ideal` is the seeds' roofline arithmetic from datasheet
+numbers: an optimistic lower bound** on time per token, time to first token and GPU count (an
+upper bound on tokens/s), which leaves out scheduler and kernel-launch overhead, sampling,
+activations beyond reserved_gb, queueing, paged-attention and prefix-cache savings, speculative
+decoding. `memory_efficiency` and `compute_efficiency` are where measurements come in: replace
+them with measured figures (or give fleet a measured `per_replica_tokens_per_s`), or store
+benchmark points and engine start-up logs with `POST /v1/calibrations`: planning answers for that
+catalog model on that catalog GPU then use the fitted values, and every planning answer says in
+`basis` (`datasheet`, `calibrated`, `calibrated-nearest`, `measured`) and `calibration` what its
+figures rest on.
+
+JSON has no Infinity: a computed figure that is unbounded (a cost per token with no tokens, a time
+at a vanishing rate) is null, which is why computed numbers are typed `[number, "null"]`.
+
+Conventions:
+
+- Field names are snake_case and carry their unit: `_bytes`, `_gb` (10^9 bytes), `_ms`, `_s`, `_us`,
+  `_per_s`, `_usd`.
+- Every planning endpoint (`/v1/fit`, `/v1/throughput`, `/v1/fleet`, `/v1/cost`, `/v1/roofline`)
+  takes POST with a JSON body and GET with the same fields as query parameters, so that a
+  spreadsheet cell (`IMPORTDATA`) or a dashboard URL can call it.
+- `?format=csv` or `Accept: text/csv` returns CSV (UTF-8, a header row, a stable column order) for
+  every planning answer and every catalog answer.
+- `model` and `gpu` are catalog slugs or inline objects with the catalog's fields, for models and
+  hardware not yet listed.
+- Errors are RFC 9457 `application/problem+json`, with `errors: {field: [messages]}` naming the
+  fields at fault: 400 unparsable body, 404 unknown model or GPU, 413 body too large, 415 body not
+  JSON, 422 invalid values.
+- Catalog writes (POST, PUT, PATCH, DELETE on `/v1/models` and `/v1/gpus`, and
+  `POST /v1/models/import`) need `Authorization: Bearer <token>`: 401 without a valid one, 403
+  when the service has no API_TOKENS. GET of one model or GPU sends an `ETag` (its version);
+  PUT, PATCH and DELETE need it back in `If-Match`: 428 without, 412 when stale (the row is left
+  unchanged). A taken slug is 409. `POST` and `DELETE` on `/v1/calibrations` need the token too.
+- Every answer carries an `X-Request-ID` header: the caller's own id when it is a safe token (1 to 128 letters,
+  digits, `.`, `_`, `-`), else a generated one. The same id is in every log line of the request and, as
+  `request_id`, in every problem+json body. `/metrics` serves Prometheus metrics.
+"""
+
+TAGS: dict[str, str] = {
+    "planning": "Fit, throughput, fleet, cost and roofline estimates.",
+    "catalog": "Models and GPUs: read by anyone; written (and imported from Hugging Face configs) with a bearer token.",
+    "calibration": (
+        "Measured benchmark points and engine start-up logs, fitted to efficiencies and a memory overhead that "
+        "planning then uses (`basis: calibrated`): read by anyone, written with a bearer token."
+    ),
+    "operations": "Probes for load balancers and Kubernetes.",
+    "lab": "The interactive inference lab, a page over the planning endpoints.",
+    "documentation": "This document, and Swagger UI over it.",
+}

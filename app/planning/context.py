@@ -1,0 +1,75 @@
+"""What a planning service plans with: the catalog and the calibrations as of this request,
+and the notes every answer with warnings carries about them (the database unreachable)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.catalog.snapshots import NO_CALIBRATIONS, CalibrationSnapshot, CatalogSnapshot
+from app.sizing.engine import IDEAL, EngineProfile
+from app.sizing.specs import GpuSpec, ModelSpec
+
+from .errors import InvalidRequest, UnknownResource
+from .requests import GpuRef, ModelRef
+
+
+@dataclass
+class Context:
+    """The snapshots a request plans on. `refresh` compares the catalog with the database at
+    once and returns the newer copy: a slug the copy lacks may have been added a moment ago
+    through another worker (None: the catalog is final, as in the CLI and the benchmarks)."""
+
+    catalog: CatalogSnapshot
+    calibrations: CalibrationSnapshot = NO_CALIBRATIONS
+    notes: tuple[str, ...] = ()
+    refresh: Callable[[], CatalogSnapshot] | None = field(default=None, repr=False)
+
+    def _refreshed(self) -> CatalogSnapshot:
+        if self.refresh is not None:
+            self.catalog = self.refresh()
+            self.refresh = None  # once per request
+        return self.catalog
+
+    def _find(self, table: str, slug: str) -> Any:
+        """The catalog entry named `slug` in `table`, rechecking the database once if absent."""
+        return getattr(self.catalog, table).get(slug) or getattr(self._refreshed(), table).get(slug)
+
+    def model(self, value: ModelRef) -> tuple[ModelSpec, str]:
+        """A request's `model` as a spec, and the label answers name it by."""
+        if isinstance(value, ModelSpec):
+            return value, value.name
+        spec: ModelSpec | None = self._find("models", value)
+        if spec is None:
+            raise _unknown("model", f"unknown model {value!r}", "/v1/models")
+        return spec, value
+
+    def gpu(self, value: GpuRef) -> tuple[GpuSpec, str]:
+        if isinstance(value, GpuSpec):
+            return value, value.name
+        spec: GpuSpec | None = self._find("gpus", value)
+        if spec is None:
+            raise _unknown("gpu", f"unknown GPU {value!r}", "/v1/gpus")
+        return spec, value
+
+    def engine(self, name: str) -> EngineProfile | None:
+        """A planning request's `engine`: None for `ideal` (the roofline alone), else the
+        catalog's profile. An unknown name is an invalid field value (422 naming `engine`),
+        not a missing resource: the request names no engine path."""
+        if name == IDEAL:
+            return None
+        profile: EngineProfile | None = self._find("engines", name)
+        if profile is None:
+            known = ", ".join((IDEAL, *self.catalog.engines))
+            message = f"unknown engine {name!r}: known are {known}"
+            raise InvalidRequest(f"{message} (see GET /v1/engines)", {"engine": [message]})
+        return profile
+
+    def gpu_list(self) -> list[tuple[str, GpuSpec]]:
+        """Every catalog GPU as (slug, spec), by slug: what the whole-catalog ranking walks."""
+        return list(self.catalog.gpu_list)
+
+
+def _unknown(field_name: str, message: str, listing: str) -> UnknownResource:
+    return UnknownResource(f"{message}: see GET {listing}", {field_name: [message]})

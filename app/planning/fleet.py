@@ -1,0 +1,283 @@
+"""/v1/fleet: a traffic forecast to replicas, GPUs, monthly cost and autoscaling numbers.
+
+On a named GPU the service sizes that option; with none it ranks every catalog GPU and MIG
+profile by monthly cost and sizes the cheapest that meets the SLOs (or, when none does, the
+one that came closest). The answer also carries the replica's `vllm serve` line, and
+`keda_scaled_object` turns a plan into a KEDA autoscaling policy.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from app.sizing.fleet_plan import FleetPlan, Option, Period, forecast, plan_fleet, rank, shapes
+from app.sizing.plan import ENGINE_LEAVES_OUT, LEAVES_OUT, MS
+
+from .calibration import Applied, apply, basis, ranking_note
+from .context import Context
+from .replica import engine_fields, with_engine
+from .requests import FleetRequest
+
+NO_OPTION = "no option meets the SLO"
+# vLLM's V1 metric names, which a generated autoscaling policy refers to.
+QUEUE_METRIC = "vllm:num_requests_waiting"
+RUNNING_METRIC = "vllm:num_requests_running"
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * MS
+
+
+def replica_body(plan: FleetPlan) -> dict[str, Any]:
+    fitted, capacity = plan.fit, plan.capacity
+    return {
+        "gpu": plan.gpu_label,
+        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        "gpus": fitted.tensor_parallel,
+        "tensor_parallel": fitted.tensor_parallel,
+        "weight_precision": fitted.weight_precision,
+        "kv_precision": fitted.kv_precision,
+        "concurrency": capacity.concurrency,
+        "max_concurrency": fitted.result.max_concurrency,
+        "tokens_per_s": capacity.tokens_per_s,
+        "ttft_ms": _ms(capacity.ttft_s),
+        "time_per_token_ms": _ms(capacity.time_per_token_s),
+        "bound_by": capacity.bound_by,
+        "meets_slo": capacity.meets_slo,
+    }
+
+
+def size_body(plan: FleetPlan) -> dict[str, Any]:
+    s = plan.size
+    return {
+        "replicas_average": s.replicas_average,
+        "replicas_peak": s.replicas_peak,
+        "replicas_total": s.replicas_total,
+        "replicas_per_zone": s.replicas_per_zone,
+        "gpus_average": s.gpus_average,
+        "gpus_peak": s.gpus_peak,
+        "gpus_total": s.gpus_total,
+        "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
+        "monthly_cost_usd": plan.monthly_cost_usd,
+        "cost_per_million_output_tokens_usd": plan.cost_per_million_output_tokens_usd,
+    }
+
+
+def vllm_command(plan: FleetPlan, model_ref: str) -> str:
+    """The replica's `vllm serve` line, every size taken from the plan."""
+    fitted = plan.fit
+    parts = [
+        "vllm serve",
+        model_ref,
+        f"--tensor-parallel-size {fitted.tensor_parallel}",
+        f"--max-num-seqs {plan.capacity.concurrency}",
+        f"--max-model-len {fitted.inputs.prompt_tokens + fitted.inputs.output_tokens}",
+        f"--gpu-memory-utilization {fitted.inputs.gpu_memory_utilization}",
+        f"--max-num-batched-tokens {fitted.inputs.max_batched_tokens}",
+        f"--kv-cache-dtype {'fp8' if fitted.kv_precision == 'fp8' else 'auto'}",
+    ]
+    if fitted.weight_precision == "fp8" and fitted.model.native_precision not in ("fp8", None):
+        parts.append("--quantization fp8")  # online fp8 of a 16-bit checkpoint
+    return " ".join(parts)
+
+
+def autoscaling_body(plan: FleetPlan) -> dict[str, Any]:
+    return {
+        "min_replicas": plan.size.min_replicas,
+        "max_replicas": plan.size.max_replicas,
+        "target_in_flight_per_replica": plan.capacity.concurrency,
+        "max_in_flight_per_replica": plan.fit.result.max_concurrency,
+        "cold_start_s": plan.cold_start_s,
+        "queue_metric": QUEUE_METRIC,
+    }
+
+
+def plan_body(
+    plan: FleetPlan, model_label: str, request: FleetRequest, applied: Applied, warnings: list[str], meets_slo: bool
+) -> dict[str, Any]:
+    """The answer for the chosen option (all but the ranking and the forecast periods)."""
+    demand = plan.demand
+    redundancy = request.traffic.redundancy
+    return {
+        "model": model_label,
+        "gpu": plan.gpu_label,
+        "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
+        "status": "ok" if meets_slo else NO_OPTION,
+        "meets_slo": meets_slo,
+        "replica": replica_body(plan),
+        "requests_per_s": demand.requests_per_s,
+        "average_tokens_per_s": demand.average_tokens_per_s,
+        "peak_tokens_per_s": demand.peak_tokens_per_s,
+        "average_input_tokens_per_s": demand.average_input_tokens_per_s,
+        "peak_input_tokens_per_s": demand.peak_input_tokens_per_s,
+        "spare_replicas": redundancy.spare_replicas if redundancy.zones == 1 else 0,
+        "zones": redundancy.zones,
+        "headroom": redundancy.headroom,
+        **size_body(plan),
+        "replicas_per_card": plan.replicas_per_card,
+        "hours_per_month": request.traffic.hours_per_month,
+        "host_cpu_cores": plan.host_cpu_cores,
+        "autoscaling": autoscaling_body(plan),
+        "vllm_command": vllm_command(plan, model_label),
+        **engine_fields(plan.fit),
+        "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
+        "leaves_out": (LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT)
+        + "; queueing delay at the SLO is not modelled",
+        "warnings": warnings,
+        "calibration": applied.describe(),
+    }
+
+
+def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
+    plan = option.plan
+    row: dict[str, Any] = {
+        "rank": rank_index,
+        "gpu": option.gpu,
+        "mig_profile": option.mig_profile,
+        "tensor_parallel": option.tensor_parallel,
+        "weight_precision": option.weight_precision,
+        "eligible": option.eligible,
+        "why": option.why,
+    }
+    if plan is not None:
+        row.update(
+            {
+                "concurrency": plan.capacity.concurrency,
+                "tokens_per_s": plan.capacity.tokens_per_s,
+                "time_per_token_ms": _ms(plan.capacity.time_per_token_s),
+                "ttft_ms": _ms(plan.capacity.ttft_s),
+                "bound_by": plan.capacity.bound_by,
+                **size_body(plan),
+            }
+        )
+    return row
+
+
+def _best_effort(options: list[Option]) -> FleetPlan | None:
+    """With nothing meeting the SLO: the sized option that came closest (fastest token)."""
+    sized = [o.plan for o in options if o.plan is not None]
+    return min(sized, key=lambda p: p.capacity.time_per_token_s or math.inf, default=None)
+
+
+def period_row(period: Period, plan: FleetPlan) -> dict[str, Any]:
+    return {
+        "period": period.period,
+        "requests_per_day": period.requests_per_day,
+        "peak_to_average": plan.demand.peak_to_average,
+        "average_tokens_per_s": plan.demand.average_tokens_per_s,
+        "peak_tokens_per_s": plan.demand.peak_tokens_per_s,
+        **size_body(plan),
+        "min_replicas": plan.size.min_replicas,
+        "max_replicas": plan.size.max_replicas,
+    }
+
+
+@dataclass(frozen=True)
+class FleetAnswer:
+    """The answer, its CSV rows (the ranking or the forecast periods) and the chosen plan
+    (None when nothing could be sized), which a KEDA policy is generated from."""
+
+    body: dict[str, Any]
+    rows: list[dict[str, Any]] | None
+    chosen: FleetPlan | None
+    model_label: str
+
+
+def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
+    """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
+    autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost; with
+    a `gpu` and no `tensor_parallel`, its cheapest valid TP, the others as `alternatives`."""
+    model, model_label = context.model(request.model)
+    inputs = with_engine(context, request.engine, request.inputs)
+    applied = apply(context, request.model, request.gpu, inputs, request.given)
+    options: list[Option] | None = None
+    chosen: FleetPlan | None = None
+    if request.gpu is None:
+        options = rank(model, context.gpu_list(), applied.inputs, request.traffic)
+    else:
+        gpu, gpu_label = context.gpu(request.gpu)
+        if request.inputs.tensor_parallel is None:
+            # The cheapest shape on this GPU: every valid TP, ranked as the catalog is.
+            options = shapes(model, gpu, gpu_label, applied.inputs, request.traffic)
+        if options is None or not any(o.plan for o in options):
+            chosen = plan_fleet(model, gpu, gpu_label, applied.inputs, request.traffic)  # or says why not
+            options = None
+    if options is not None:
+        eligible = [o for o in options if o.eligible]
+        chosen = eligible[0].plan if eligible else _best_effort(options)
+    body: dict[str, Any] = {"model": model_label, "status": NO_OPTION, "meets_slo": False}
+    if chosen is None:
+        measured = request.traffic.per_replica_tokens_per_s is not None
+        body.update(basis=basis(applied, measured=measured), calibration=applied.describe())
+    else:
+        replica = chosen.fit
+        warnings = [
+            *chosen.warnings,
+            *context.notes,
+            *applied.notes(replica.tensor_parallel, replica.kv_precision),
+            *(ranking_note(context, request.model) if request.gpu is None else []),
+        ]
+        meets_slo = chosen.meets_slo and (options is None or any(o.eligible for o in options))
+        body = plan_body(chosen, model_label, request, applied, warnings, meets_slo)
+    rows: list[dict[str, Any]] | None = None
+    if options is not None:
+        ranks = iter(range(1, len(options) + 1))
+        listed = [option_row(next(ranks) if o.eligible else None, o) for o in options[: request.limit]]
+        if request.gpu is None:
+            rows = listed
+            body.update(options=rows, options_total=len(options))
+        else:
+            body.update(alternatives=listed)
+    if request.forecast and chosen is not None:
+        rows = [period_row(p, plan) for p, plan in forecast(chosen, request.forecast, request.traffic)]
+        body.update(periods=rows)
+    return FleetAnswer(body, rows, chosen, model_label)
+
+
+def _dns_name(text: str) -> str:
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    return (name or "llm")[:63].rstrip("-")
+
+
+def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest) -> dict[str, Any]:
+    """A KEDA ScaledObject whose bounds and thresholds come from the plan."""
+    deployment = request.deployment or _dns_name(f"vllm-{model_label}")
+    selector = f'{{model_name="{model_label}"}}'
+    return {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {
+            "name": _dns_name(f"{deployment}-scaler"),
+            "labels": {"app.kubernetes.io/managed-by": "fleet-sizer"},
+        },
+        "spec": {
+            "scaleTargetRef": {"name": deployment},
+            "minReplicaCount": plan.size.min_replicas,
+            "maxReplicaCount": plan.size.max_replicas,
+            "pollingInterval": 15,
+            # Scale-in waits out a cold start so a brief dip does not throw away a warm replica.
+            "cooldownPeriod": max(300, math.ceil(plan.cold_start_s * 2)),
+            "triggers": [
+                {
+                    "type": "prometheus",
+                    "metadata": {
+                        "serverAddress": request.prometheus_url,
+                        "query": f"sum({QUEUE_METRIC}{selector}) + sum({RUNNING_METRIC}{selector})",
+                        "threshold": str(plan.capacity.concurrency),
+                    },
+                },
+                {
+                    "type": "prometheus",
+                    "metadata": {
+                        "serverAddress": request.prometheus_url,
+                        "query": f"sum({QUEUE_METRIC}{selector})",
+                        # Requests queue once every replica holds its target in flight.
+                        "threshold": str(max(1, plan.capacity.concurrency // 4)),
+                    },
+                },
+            ],
+        },
+    }

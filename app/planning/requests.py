@@ -1,0 +1,74 @@
+"""Typed planning requests: what the API's schemas load into (app/api/schemas.py), and what
+the services and the CLI take. A slug stays a string until a service resolves it in the
+catalog; an inline model or GPU arrives already as a spec."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.sizing.fleet_plan import FleetInputs, Period
+from app.sizing.plan import PlanInputs
+from app.sizing.specs import GpuSpec, ModelSpec
+
+ModelRef = str | ModelSpec
+GpuRef = str | GpuSpec
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """One replica's request (/v1/fit, /v1/throughput). `inputs.engine` is left None: the
+    service resolves `engine` in the catalog. `given` names the fields the request states
+    itself, which win over a stored calibration's."""
+
+    model: ModelRef
+    gpu: GpuRef
+    engine: str
+    inputs: PlanInputs
+    given: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class CostRequest:
+    """/v1/cost: a price (given, or the GPU's) and tokens/s (given, or planned for `model`)."""
+
+    model: ModelRef | None
+    gpu: GpuRef | None
+    engine: str
+    inputs: PlanInputs
+    tokens_per_s: float | None
+    gpus: float | None
+    hours_per_month: float
+    utilization: float
+    given: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class RooflineRequest:
+    """/v1/roofline: one GEMM C[M,N] = A[M,K] x B[K,N] on a GPU or on given peaks."""
+
+    m: int
+    k: int
+    n: int
+    gpu: GpuRef | None
+    peak_tflops: float | None
+    memory_bandwidth_tb_per_s: float | None
+    compute_precision: str
+    activation_precision: str
+    weight_precision: str
+
+
+@dataclass(frozen=True)
+class FleetRequest:
+    """/v1/fleet: the replica's knobs, the traffic and its forecast, and what a generated
+    `vllm serve` line and KEDA policy need. No `gpu`: rank every catalog GPU and MIG profile."""
+
+    model: ModelRef
+    gpu: GpuRef | None
+    engine: str
+    inputs: PlanInputs
+    traffic: FleetInputs
+    forecast: tuple[Period, ...] = ()
+    limit: int = 20
+    deployment: str | None = None
+    prometheus_url: str = "http://prometheus.monitoring:9090"
+    given: frozenset[str] = field(default_factory=frozenset)
