@@ -182,6 +182,7 @@ class InlineModelSchema(ModelShapeSchema):
             expert_params=data.get("expert_params"),
             native_precision=data["native_precision"],
             max_context=data.get("max_context"),
+            hf_repo=data.get("hf_repo"),
             vocab_size=data.get("vocab_size"),
             tie_word_embeddings=bool(data.get("tie_word_embeddings")),
             quantized_components=(

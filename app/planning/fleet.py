@@ -66,12 +66,18 @@ def size_body(plan: FleetPlan) -> dict[str, Any]:
     }
 
 
-def vllm_command(plan: FleetPlan, model_ref: str) -> str:
+def served_name(plan: FleetPlan, model_label: str) -> str:
+    """What vLLM serves and labels its metrics with (`model_name`): the checkpoint's Hugging
+    Face repo, which it downloads, else the model's label."""
+    return plan.fit.model.hf_repo or model_label
+
+
+def vllm_command(plan: FleetPlan, model_label: str) -> str:
     """The replica's `vllm serve` line, every size taken from the plan."""
     fitted = plan.fit
     parts = [
         "vllm serve",
-        model_ref,
+        served_name(plan, model_label),
         f"--tensor-parallel-size {fitted.tensor_parallel}",
         f"--max-num-seqs {plan.capacity.concurrency}",
         f"--max-model-len {fitted.inputs.prompt_tokens + fitted.inputs.output_tokens}",
@@ -245,7 +251,7 @@ def _dns_name(text: str) -> str:
 def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest) -> dict[str, Any]:
     """A KEDA ScaledObject whose bounds and thresholds come from the plan."""
     deployment = request.deployment or _dns_name(f"vllm-{model_label}")
-    selector = f'{{model_name="{model_label}"}}'
+    selector = f'{{model_name="{served_name(plan, model_label)}"}}'
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",

@@ -157,19 +157,33 @@ def size_fleet(
     replicas_per_card: int | None = None,
 ) -> FleetSize:
     """Replicas for average and peak demand (scaled by headroom), plus N+1: a spare replica,
-    or with zones Z > 1 enough in each zone to carry the peak with one zone lost."""
+    or with zones Z > 1 enough in each zone to carry the peak with one zone lost.
+
+    MIG slices share their card's fate: one card failure takes every replica on it. So on
+    slices the spares are whole cards, and the replicas spread over the cards so that losing
+    any `spare_replicas` of them still leaves the peak carried; and no card holds replicas of
+    two zones."""
     scale = 1 + redundancy.headroom
     average = replicas_for(demand.average_tokens_per_s * scale, per_replica_tokens_per_s)
     peak = replicas_for(demand.peak_tokens_per_s * scale, per_replica_tokens_per_s)
     per_zone = None
+    spare = redundancy.spare_replicas
     if redundancy.zones > 1:
         per_zone = math.ceil(peak / (redundancy.zones - 1))
         total = per_zone * redundancy.zones
         # Losing any one zone must still leave the average carried: the floor is per zone too.
         minimum = math.ceil(average / (redundancy.zones - 1)) * redundancy.zones
+        gpus_total = gpus_for(per_zone, gpus_per_replica, replicas_per_card) * redundancy.zones
+    elif replicas_per_card and spare:
+        cards = math.ceil(peak / replicas_per_card) + spare
+        per_card = max(1, math.ceil(peak / (cards - spare)))
+        total = per_card * cards
+        minimum = average + per_card * spare
+        gpus_total = cards
     else:
-        total = peak + redundancy.spare_replicas
-        minimum = average + redundancy.spare_replicas
+        total = peak + spare
+        minimum = average + spare
+        gpus_total = gpus_for(total, gpus_per_replica, replicas_per_card)
     return FleetSize(
         replicas_average=average,
         replicas_peak=peak,
@@ -177,7 +191,7 @@ def size_fleet(
         replicas_per_zone=per_zone,
         gpus_average=gpus_for(average, gpus_per_replica, replicas_per_card),
         gpus_peak=gpus_for(peak, gpus_per_replica, replicas_per_card),
-        gpus_total=gpus_for(total, gpus_per_replica, replicas_per_card),
+        gpus_total=gpus_total,
         min_replicas=min(minimum, total),
         max_replicas=total,
     )

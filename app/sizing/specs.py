@@ -108,6 +108,8 @@ class ModelSpec:
     # Components the checkpoint's own format quantizes (a quantization_config's ignore list
     # read on import); None = the format's convention (precision.QUANTIZED_BY_DEFAULT).
     quantized_components: tuple[str, ...] | None = None
+    # Where the checkpoint lives on Hugging Face (org/name): what a `vllm serve` line names.
+    hf_repo: str | None = None
 
     @property
     def is_moe(self) -> bool:

@@ -63,16 +63,20 @@ def test_a_10_ms_tpot_slo_bounds_llama_3_1_8b_on_h100(client):
     assert replica["concurrency"] < replica["max_concurrency"]
 
 
-def test_ranking_for_llama_3_2_1b_includes_mig_slices_and_picks_one_when_cheapest(client):
-    body = get_ok(client, "/v1/fleet", model="llama-3.2-1b", requests_per_day=50_000, tpot_slo_ms=50, limit=500)
-    options = body["options"]
-    assert any(o["mig_profile"] for o in options)
-    eligible = [o for o in options if o["eligible"]]
-    cheapest = min(o["monthly_cost_usd"] for o in eligible)
-    assert eligible[0]["monthly_cost_usd"] == cheapest
-    assert eligible[0]["mig_profile"] is not None
-    assert body["mig_profile"] == eligible[0]["mig_profile"]
+def test_ranking_for_llama_3_2_1b_includes_mig_slices_each_with_its_spare_card(client):
+    body = get_ok(client, "/v1/fleet", model="llama-3.2-1b", requests_per_day=1_000_000, tpot_slo_ms=50, limit=500)
+    eligible = [o for o in body["options"] if o["eligible"]]
     assert [o["rank"] for o in eligible] == list(range(1, len(eligible) + 1))
+    assert eligible[0]["monthly_cost_usd"] == min(o["monthly_cost_usd"] for o in eligible)
+    sliced = [o for o in eligible if o["mig_profile"]]
+    assert sliced
+    for option in sliced:
+        # Slices share their card's fate: N+1 is a whole spare card, and losing any one card
+        # leaves the peak carried (cards - 1 of them, each holding replicas_total / cards).
+        cards, replicas = option["gpus_total"], option["replicas_total"]
+        assert replicas % cards == 0
+        assert (cards - 1) * (replicas // cards) >= option["replicas_peak"]
+        assert option["monthly_cost_usd"] == pytest.approx(cards * option["price_per_gpu_hour_usd"] * 730, abs=0.01)
 
 
 def test_ranking_explains_what_was_ruled_out(client):
@@ -136,7 +140,8 @@ def test_vllm_command_takes_its_sizes_from_the_plan(client):
         client, "/v1/fleet", model="llama-3.1-70b", gpu="h100-sxm", requests_per_day=10_000, kv_precision="fp8"
     )
     command = body["vllm_command"]
-    assert command.startswith("vllm serve ")
+    # vLLM downloads what it serves: the checkpoint's Hugging Face repo, not the catalog slug.
+    assert command.startswith("vllm serve meta-llama/Llama-3.1-70B ")
     assert f"--tensor-parallel-size {body['replica']['tensor_parallel']}" in command
     assert f"--max-num-seqs {body['autoscaling']['target_in_flight_per_replica']}" in command
     assert "--max-model-len 2560" in command and "--kv-cache-dtype fp8" in command
@@ -150,6 +155,8 @@ def test_keda_scaled_object_is_valid_yaml_with_the_plans_bounds(client):
     assert (scaled["spec"]["minReplicaCount"], scaled["spec"]["maxReplicaCount"]) == (3, 7)
     queries = [t["metadata"]["query"] for t in scaled["spec"]["triggers"]]
     assert any("vllm:num_requests_waiting" in q for q in queries)
+    # vLLM labels its metrics with the name it serves (the Hugging Face repo).
+    assert all('model_name="meta-llama/Llama-3.1-8B"' in q for q in queries)
     assert all(isinstance(t["metadata"]["threshold"], str) for t in scaled["spec"]["triggers"])
     name = scaled["metadata"]["name"]
     assert len(name) <= 63 and name.replace("-", "").isalnum() and name == name.lower()
@@ -160,8 +167,13 @@ def test_mig_fleet_counts_whole_cards_and_a_seventh_of_the_host_cpu(client):
         client, "/v1/fleet", model="llama-3.2-1b", gpu="h100-sxm", mig_profile="1g.10gb", requests_per_day=200_000
     )
     assert body["replicas_per_card"] == 7
-    assert body["gpus_total"] == -(-body["replicas_total"] // 7)
-    assert body["host_cpu_cores"] == pytest.approx(2 * body["replicas_total"])
+    peak, total, cards = body["replicas_peak"], body["replicas_total"], body["gpus_total"]
+    # The cards that hold the peak's slices, plus one whole spare card (N+1 on slices), the
+    # replicas spread evenly so that any one card may fail with the peak still carried.
+    assert cards == -(-peak // 7) + 1
+    per_card = -(-peak // (cards - 1))
+    assert total == per_card * cards and per_card <= 7
+    assert body["host_cpu_cores"] == pytest.approx(2 * total)
 
 
 LLAMA_70B_AT_2M = {  # issue 12's example: 2M requests/day of 2,000/400 tokens, 40 ms TPOT, 1.5 s TTFT, peak x2.5

@@ -22,8 +22,7 @@ from sqlalchemy import event
 
 from app import create_app
 from app.api import lookup
-from app.catalog import cache
-from app.catalog import queries, writes
+from app.catalog import cache, queries, writes
 
 TOKEN = "cache-test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

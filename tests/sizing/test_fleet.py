@@ -41,7 +41,18 @@ def test_headroom_scales_demand_before_rounding():
 
 def test_tensor_parallel_replicas_multiply_gpus_and_mig_slices_pack_into_cards():
     assert fleet.size_fleet(SEED_DEMAND, 3000, 4, fleet.Redundancy()).gpus_total == 28
-    assert fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(), replicas_per_card=7).gpus_total == 1
+    # Six replicas carry the seed's 17,361 tok/s peak at 3,000 each: one card of seven slices
+    # holds them, and N+1 on slices is a second card, each card holding six, so that either
+    # card alone carries the peak.
+    sliced = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(), replicas_per_card=7)
+    assert (sliced.replicas_peak, sliced.gpus_total, sliced.replicas_total) == (6, 2, 12)
+    assert fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(0), replicas_per_card=7).gpus_total == 1
+
+
+def test_mig_slices_of_two_zones_never_share_a_card():
+    # Three zones, one of which may be lost: each holds ceil(6 / 2) = 3 replicas, on its own card.
+    zoned = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(zones=3), replicas_per_card=7)
+    assert (zoned.replicas_per_zone, zoned.replicas_total, zoned.gpus_total) == (3, 9, 3)
 
 
 def test_an_exact_multiple_needs_no_extra_replica():
