@@ -43,6 +43,7 @@ REQUEST_COMPONENTS = {
     "/v1/cost": "CostRequest",
     "/v1/roofline": "RooflineRequest",
     "/v1/fleet": "FleetRequest",
+    "/v1/latency": "LatencyRequest",
 }
 # marshmallow schema -> the component that documents it (the generator's own table).
 COMPONENTS: dict[type[Schema], str] = generator.REQUEST_COMPONENTS

@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 from marshmallow import RAISE, Schema, fields, validate
 
+from app.api import catalog_schemas
 from app.api.schemas import PLANNING_BY_PATH, InlineGpuSchema, SlugOrInline
+from app.catalog import models as tables
 from app.openapi import answers, descriptions, generator
 from app.openapi.converter import field_schema
 
@@ -152,3 +154,21 @@ def test_every_description_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
     assert overridden - asked == set(), "OVERRIDES for fields no schema has"
     by_default = {name for component, name in asked - overridden}
     assert set(descriptions.FIELDS) - by_default == set(), "FIELDS no schema uses without an override"
+
+
+def test_a_catalog_answer_is_the_write_document_as_its_table_holds_it() -> None:
+    """A field added to a catalog write schema reaches the answer's documentation unwritten:
+    every write field (and `version`) always present, null where the column may be null."""
+
+    class Wider(catalog_schemas.ModelWriteSchema):
+        rope_theta = fields.Float(allow_none=True, load_default=None)
+
+    declared = answers.catalog_entry(Wider, tables.Model)._declared_fields
+    assert set(declared) == set(Wider().fields)
+    assert all(field.required for field in declared.values())
+    assert list(declared)[:2] == ["slug", "name"] and list(declared)[-2:] == ["rope_theta", "version"]
+    # Nullable in a write (derived when omitted), never in an answer: the column is NOT NULL.
+    assert Wider().fields["head_dim"].allow_none and not declared["head_dim"].allow_none
+    assert declared["params_active"].allow_none
+    # No column holds it (a part built for the answer, as a GPU's interconnect): never null.
+    assert not declared["rope_theta"].allow_none

@@ -1,9 +1,10 @@
-"""/v1/fit, /v1/throughput, /v1/cost, /v1/roofline: parse, plan (app/planning), render."""
+"""/v1/fit, /v1/throughput, /v1/latency, /v1/cost, /v1/roofline: parse, plan (app/planning), render."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
+from app.planning import latency as latency_service
 from app.planning import replica
 
 from .lookup import context
@@ -37,3 +38,10 @@ def cost() -> Response:
 def roofline() -> Response:
     """Arithmetic intensity, attainable FLOP/s and time of one GEMM (seed 004's roofline)."""
     return respond(replica.roofline(parse(PLANNING_BY_PATH["/v1/roofline"].schema), context()))
+
+
+@bp.route("/latency", methods=["GET", "POST"])
+def latency() -> Response:
+    """One replica under random arrivals: percentiles of TTFT, TPOT, ITL and E2E against rate."""
+    body = latency_service.latency(parse(PLANNING_BY_PATH["/v1/latency"].schema), context())
+    return respond(body, rows=body["rates"])

@@ -11,13 +11,14 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from app.planning.requests import CostRequest, FleetRequest, PlanRequest, RooflineRequest
+from app.planning.requests import CostRequest, FleetRequest, LatencyRequest, PlanRequest, RooflineRequest, Workload
 from app.sizing.engine import DEFAULT_ENGINE
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
-from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, FleetInputs, Period
+from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
+from app.sizing.simulate import DEFAULT_REQUESTS, MAX_REQUESTS
 from app.sizing.specs import (
     ATTENTION_KINDS,
     MHA,
@@ -455,21 +456,59 @@ class RooflineSchema(Schema):
         )
 
 
+ARRIVALS = ("poisson", "gamma")
+SLO_PERCENTILES = (50, 90, 95, 99)
+MODES = ("analytic", "simulate")
+MAX_SWEEP_RATES = 64
+# Requests x rates one simulate answer may take (about 20 us a request here: some 4 s).
+MAX_SIMULATED_REQUESTS = 200_000
+
+
+class WorkloadSchema(Schema):
+    """Random arrivals, spread lengths and percentile SLOs (/v1/latency, /v1/fleet)."""
+
+    arrival = fields.String(load_default="poisson", validate=validate.OneOf(ARRIVALS))
+    # vLLM's benchmark convention: the gamma shape k; squared CV of inter-arrival times 1/k.
+    burstiness = fields.Float(allow_none=True, validate=validate.Range(min=0.05, max=100))
+    prompt_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
+    output_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
+    slo_percentile = Integer(load_default=95, validate=validate.OneOf(SLO_PERCENTILES))
+    ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
+    tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
+    e2e_slo_ms = fields.Float(allow_none=True, validate=positive(1e8))
+
+    @validates_schema
+    def _arrivals(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("arrival") == "poisson" and data.get("burstiness") not in (None, 1, 1.0):
+            raise ValidationError({"burstiness": ["needs arrival=gamma (Poisson arrivals have burstiness 1)"]})
+
+    @staticmethod
+    def arrivals(data: dict[str, Any]) -> Arrivals:
+        return Arrivals(
+            burstiness=data.get("burstiness") or 1.0,
+            prompt_tokens_cv=data["prompt_tokens_cv"],
+            output_tokens_cv=data["output_tokens_cv"],
+            slo_percentile=float(data["slo_percentile"]),
+            e2e_slo_ms=data.get("e2e_slo_ms"),
+        )
+
+    def workload(self, data: dict[str, Any]) -> Workload:
+        return Workload(self.arrivals(data), data.get("ttft_slo_ms"), data.get("tpot_slo_ms"))
+
+
 class PeriodSchema(Schema):
     period = fields.String(required=True, validate=validate.Length(min=1, max=64))
     requests_per_day = fields.Float(required=True, validate=validate.Range(min=0, max=1e13))
     peak_to_average = fields.Float(allow_none=True, validate=validate.Range(min=1, max=1000))
 
 
-class FleetSchema(ThroughputSchema):
-    """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput) and the traffic."""
+class FleetSchema(ThroughputSchema, WorkloadSchema):
+    """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
     requests_per_day = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e13))
     requests_per_second = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e8))
     peak_to_average = fields.Float(load_default=1.0, validate=validate.Range(min=1, max=1000))
-    ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
-    tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
     per_replica_tokens_per_s = fields.Float(allow_none=True, validate=positive(1e9))
     spare_replicas = Integer(load_default=1, validate=count(0, 1000))
     zones = Integer(load_default=1, validate=count(1, 64))
@@ -511,6 +550,7 @@ class FleetSchema(ThroughputSchema):
                 hours_per_month=data["hours_per_month"],
                 load_gb_per_s=data["load_gb_per_s"],
                 engine_startup_s=data["engine_startup_s"],
+                arrivals=self.arrivals(data),
             ),
             forecast=periods,
             limit=data["limit"],
@@ -527,6 +567,47 @@ def _requests_per_s(data: dict[str, Any]) -> float:
     if data.get("requests_per_day") is not None:
         return float(data["requests_per_day"]) / SECONDS_PER_DAY
     return float(data["forecast"][0]["requests_per_day"]) / SECONDS_PER_DAY
+
+
+class LatencySchema(ThroughputSchema, WorkloadSchema):
+    """Inputs of /v1/latency: one replica's knobs (as /v1/throughput), the arrivals, and the
+    rates to evaluate."""
+
+    request_rate = fields.Float(allow_none=True, validate=positive(1e6))
+    sweep_rates = fields.List(
+        fields.Float(validate=positive(1e6)),
+        load_default=list,
+        validate=validate.Length(max=MAX_SWEEP_RATES, error=f"at most {MAX_SWEEP_RATES} rates"),
+    )
+    mode = fields.String(load_default="analytic", validate=validate.OneOf(MODES))
+    seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
+    requests = Integer(load_default=DEFAULT_REQUESTS, validate=count(1_000, MAX_REQUESTS))
+
+    @validates_schema
+    def _rates(self, data: dict[str, Any], **_: Any) -> None:
+        if (data.get("request_rate") is None) == (not data.get("sweep_rates")):
+            message = "give exactly one of request_rate and sweep_rates"
+            raise ValidationError({"request_rate": [message], "sweep_rates": [message]})
+        rates = len(data.get("sweep_rates") or ()) or 1
+        if data.get("mode") == "simulate" and rates * data.get("requests", DEFAULT_REQUESTS) > MAX_SIMULATED_REQUESTS:
+            # What keeps one answer within a few seconds of a worker (gunicorn's timeout is 30 s).
+            message = f"at most {MAX_SIMULATED_REQUESTS} simulated requests over all rates: fewer requests or rates"
+            raise ValidationError({"requests": [message]})
+
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> LatencyRequest:
+        rates = (data["request_rate"],) if data.get("request_rate") is not None else tuple(data["sweep_rates"])
+        return LatencyRequest(
+            model=data["model"],
+            gpu=data["gpu"],
+            engine=data["engine"],
+            inputs=self.inputs(data),
+            workload=self.workload(data),
+            rates=rates,
+            mode=data["mode"],
+            seed=data["seed"],
+            requests=data["requests"],
+            given=given,
+        )
 
 
 @dataclass(frozen=True)
@@ -546,6 +627,10 @@ PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
     PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema()),
     PlanningEndpoint("/v1/roofline", "planning.roofline", "roofline", RooflineSchema()),
+    # Rates replace the one concurrency and the sweep; the simulator reads each context as it is.
+    PlanningEndpoint(
+        "/v1/latency", "planning.latency", "latency", LatencySchema(exclude=("sweep", "concurrency", "kv_read_context"))
+    ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(
         "/v1/fleet", "fleet.fleet", "fleet", FleetSchema(exclude=("sweep", "concurrency", "kv_read_context"))

@@ -3,18 +3,39 @@ views render (nothing loads or dumps with them). app.openapi.generator writes ea
 below as a component of the same name: `required=True` marks a key every answer carries,
 `allow_none=True` a value that may be null, a base class that is itself a component becomes
 `allOf` (ThroughputResponse is FitResponse and its own fields), and a private base class
-shares field declarations (the fleet's sizes, an engine's figures) without a component.
+shares field declarations (the fleet's sizes, an engine's figures) without a component;
+`taken` shares them where one answer repeats another's figures (a sweep row, a fleet's
+replica, a plan's calibration).
 Nested schemas named by string that are not classes here are request components
 (`PeakTflops`, `MigProfile`, `CalibrationPoint`: the very schemas the writes load with).
+
+Catalog entries (Model, Gpu, Engine and their nested parts) are not declared here: they are
+the write documents of app.api.catalog_schemas as the tables of app.catalog.models hold
+them (`catalog_entry`), so a new column reaches their documentation from its write field.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import RAISE, Schema, fields, validate
+
+from app.api import catalog_schemas
+from app.api.schemas import PeakSchema
+from app.catalog import models as tables
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
-BOUND_BY = ("tpot_slo", "ttft_slo", "kv_capacity", "max_batched_tokens", "max_num_seqs", "measured")
+BOUND_BY = (
+    "tpot_slo",
+    "ttft_slo",
+    "e2e_slo",
+    "kv_capacity",
+    "max_batched_tokens",
+    "max_num_seqs",
+    "saturation",
+    "measured",
+)
 BOUNDS = ("memory", "compute")
 
 
@@ -29,6 +50,13 @@ def page(item: str, name: str | None = None) -> type[Schema]:
         },
         name=name or f"{item}List",
     )
+
+
+def taken(source: type[Schema], names: str) -> dict[str, fields.Field[Any]]:
+    """`source`'s declarations of the space-separated `names`: where an answer repeats
+    another's figures (a sweep row a throughput answer's, at its concurrency), they are
+    declared once."""
+    return {name: source._declared_fields[name] for name in names.split()}
 
 
 class Problem(Schema):
@@ -63,24 +91,6 @@ class Ready(Schema):
 class CalibrationEngine(Schema):
     name = fields.String(required=True)
     version = fields.String(required=True, allow_none=True)
-
-
-class PlanCalibration(Schema):
-    id = fields.Integer(required=True)
-    model = fields.String(required=True)
-    match = fields.String(required=True, validate=validate.OneOf(("exact", "nearest")))
-    point_count = fields.Integer(required=True)
-    mape_percent = fields.Float(required=True, allow_none=True)
-    engine = fields.Nested("CalibrationEngine", required=True)
-    tensor_parallel = fields.Integer(required=True)
-    created_at = fields.String(required=True, metadata={"format": "date-time"})
-    memory_efficiency = fields.Float(required=True, allow_none=True)
-    compute_efficiency = fields.Float(required=True, allow_none=True)
-    memory_overhead_gb = fields.Float(required=True, allow_none=True)
-    fields_used = fields.List(
-        fields.String(validate=validate.OneOf(("memory_efficiency", "compute_efficiency", "memory_overhead_gb"))),
-        required=True,
-    )
 
 
 class FitUncertainty(Schema):
@@ -166,26 +176,6 @@ class ContinuousBatching(Schema):
     )
 
 
-class SweepRow(Schema):
-    concurrency = fields.Integer(required=True)
-    time_per_token_ms = fields.Float(required=True, allow_none=True)
-    tokens_per_s = fields.Float(required=True, allow_none=True)
-    tokens_per_s_per_user = fields.Float(required=True, allow_none=True)
-    decode_bound = fields.String(required=True, validate=validate.OneOf(BOUNDS))
-    memory_ms = fields.Float(required=True, allow_none=True)
-    compute_ms = fields.Float(required=True, allow_none=True)
-    communication_ms = fields.Float(required=True, allow_none=True)
-    expert_fraction = fields.Float(required=True)
-    ttft_ms = fields.Float(required=True, allow_none=True)
-    request_latency_ms = fields.Float(required=True, allow_none=True)
-    effective_tokens_per_s = fields.Float(required=True, allow_none=True)
-    cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
-    fits = fields.Boolean(required=True)
-    continuous_batching_time_per_token_ms = fields.Float(required=True, allow_none=True)
-    continuous_batching_ttft_ms = fields.Float(required=True, allow_none=True)
-    continuous_batching_tokens_per_s = fields.Float(required=True, allow_none=True)
-
-
 class ThroughputResponse(FitResponse):
     time_per_token_ms = fields.Float(required=True, allow_none=True)
     tokens_per_s = fields.Float(required=True, allow_none=True)
@@ -222,6 +212,25 @@ class ThroughputResponse(FitResponse):
     leaves_out = fields.String(required=True)
 
 
+SweepRow = Schema.from_dict(
+    {
+        **taken(ThroughputResponse, "concurrency time_per_token_ms tokens_per_s tokens_per_s_per_user decode_bound"),
+        "memory_ms": ThroughputResponse._declared_fields["decode_memory_ms"],
+        "compute_ms": ThroughputResponse._declared_fields["decode_compute_ms"],
+        **taken(
+            ThroughputResponse,
+            "communication_ms expert_fraction ttft_ms request_latency_ms effective_tokens_per_s "
+            "cost_per_million_output_tokens_usd fits",
+        ),
+        **{
+            f"continuous_batching_{name}": field
+            for name, field in taken(ContinuousBatching, "time_per_token_ms ttft_ms tokens_per_s").items()
+        },
+    },
+    name="SweepRow",
+)
+
+
 class CostResponse(Schema):
     price_per_gpu_hour_usd = fields.Float(required=True, allow_none=True)
     gpus = fields.Float(required=True)
@@ -253,6 +262,74 @@ class RooflineResponse(Schema):
     bound = fields.String(required=True, validate=validate.OneOf(BOUNDS))
 
 
+class Spread(Schema):
+    """Mean and percentiles of one per-request figure, milliseconds (null past capacity)."""
+
+    mean = fields.Float(required=True, allow_none=True)
+    p50 = fields.Float(required=True, allow_none=True)
+    p90 = fields.Float(required=True, allow_none=True)
+    p95 = fields.Float(required=True, allow_none=True)
+    p99 = fields.Float(required=True, allow_none=True)
+
+
+class LatencyConfidence(Schema):
+    queue_wait_ms = fields.Nested("Spread", required=True)
+    ttft_ms = fields.Nested("Spread", required=True)
+    tpot_ms = fields.Nested("Spread", required=True)
+    e2e_ms = fields.Nested("Spread", required=True)
+
+
+class LatencyRow(Schema):
+    request_rate = fields.Float(required=True)
+    utilization = fields.Float(required=True)
+    stable = fields.Boolean(required=True)
+    in_flight_mean = fields.Float(required=True, allow_none=True)
+    queue_wait_ms = fields.Nested("Spread", required=True)
+    ttft_ms = fields.Nested("Spread", required=True)
+    tpot_ms = fields.Nested("Spread", required=True)
+    itl_ms = fields.Nested("Spread", required=True)
+    e2e_ms = fields.Nested("Spread", required=True)
+    output_tokens_per_s = fields.Float(required=True, allow_none=True)
+    kv_fits = fields.Boolean(required=True)
+    meets_slo = fields.Boolean(required=True, allow_none=True)
+    confidence_95_ms = fields.Nested("LatencyConfidence")
+    preemptions = fields.Integer()
+    measured_requests = fields.Integer()
+
+
+class LatencyResponse(_EngineFigures):
+    model = fields.String(required=True)
+    gpu = fields.String(required=True)
+    mig_profile = fields.String(required=True, allow_none=True)
+    mode = fields.String(required=True, validate=validate.OneOf(("analytic", "simulate")))
+    tensor_parallel = fields.Integer(required=True)
+    weight_precision = fields.String(required=True)
+    kv_precision = fields.String(required=True)
+    kv_capacity_tokens = fields.Integer(required=True)
+    prompt_tokens = fields.Integer(required=True)
+    output_tokens = fields.Integer(required=True)
+    prompt_tokens_cv = fields.Float(required=True)
+    output_tokens_cv = fields.Float(required=True)
+    arrival = fields.String(required=True, validate=validate.OneOf(("poisson", "gamma")))
+    burstiness = fields.Float(required=True)
+    saturation_rate = fields.Float(required=True)
+    slo_percentile = fields.Float(required=True)
+    ttft_slo_ms = fields.Float(required=True, allow_none=True)
+    tpot_slo_ms = fields.Float(required=True, allow_none=True)
+    e2e_slo_ms = fields.Float(required=True, allow_none=True)
+    max_request_rate = fields.Float(required=True)
+    max_request_rate_bound_by = fields.String(
+        required=True,
+        validate=validate.OneOf(("ttft_slo", "tpot_slo", "e2e_slo", "kv_capacity", "max_num_seqs", "saturation")),
+    )
+    max_request_rate_meets_slo = fields.Boolean(required=True, allow_none=True)
+    rates = fields.List(fields.Nested("LatencyRow"), required=True)
+    basis = fields.String(required=True, validate=validate.OneOf(BASES))
+    calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
+    leaves_out = fields.String(required=True)
+    warnings = fields.List(fields.String(), required=True)
+
+
 def _sized(*, required: bool) -> type[Schema]:
     """The size and cost of a fleet: a plan, one ranked option, one forecast period."""
 
@@ -271,23 +348,32 @@ def _sized(*, required: bool) -> type[Schema]:
     return Sized
 
 
-class FleetReplica(Schema):
-    gpu = fields.String(required=True)
-    mig_profile = fields.String(required=True, allow_none=True)
-    gpus = fields.Integer(required=True)
-    tensor_parallel = fields.Integer(required=True)
-    weight_precision = fields.String(required=True)
-    kv_precision = fields.String(required=True)
-    concurrency = fields.Integer(required=True)
-    max_concurrency = fields.Integer(required=True)
-    tokens_per_s = fields.Float(required=True, allow_none=True)
-    ttft_ms = fields.Float(required=True, allow_none=True)
-    time_per_token_ms = fields.Float(required=True, allow_none=True)
-    bound_by = fields.String(
-        required=True,
-        validate=validate.OneOf(BOUND_BY),
-    )
-    meets_slo = fields.Boolean(required=True)
+FleetReplica = Schema.from_dict(
+    {
+        **taken(
+            ThroughputResponse,
+            "gpu mig_profile gpus tensor_parallel weight_precision kv_precision concurrency max_concurrency "
+            "tokens_per_s ttft_ms time_per_token_ms",
+        ),
+        "bound_by": fields.String(required=True, validate=validate.OneOf(BOUND_BY)),
+        "meets_slo": fields.Boolean(required=True),
+        "max_num_seqs": fields.Integer(required=True),
+        "max_request_rate": fields.Float(required=True, allow_none=True),
+        "utilization_peak": fields.Float(required=True, allow_none=True),
+        "utilization_average": fields.Float(required=True, allow_none=True),
+        "optimistic": fields.Boolean(required=True, allow_none=True),
+        "predicted": fields.Nested("FleetPredicted", required=True, allow_none=True),
+    },
+    name="FleetReplica",
+)
+
+
+class FleetPredicted(Schema):
+    request_rate = fields.Float(required=True)
+    queue_wait_ms = fields.Nested("Spread", required=True)
+    ttft_ms = fields.Nested("Spread", required=True)
+    tpot_ms = fields.Nested("Spread", required=True)
+    e2e_ms = fields.Nested("Spread", required=True)
 
 
 class FleetAutoscaling(Schema):
@@ -312,6 +398,7 @@ class FleetOption(_sized(required=False)):  # type: ignore[misc]
     time_per_token_ms = fields.Float(allow_none=True)
     ttft_ms = fields.Float(allow_none=True)
     bound_by = fields.String(validate=validate.OneOf(BOUND_BY))
+    capacity_exact = fields.Boolean()
 
 
 class FleetPeriod(_sized(required=True)):  # type: ignore[misc]
@@ -352,119 +439,85 @@ class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[mis
     options_total = fields.Integer()
     alternatives = fields.List(fields.Nested("FleetOption"))
     periods = fields.List(fields.Nested("FleetPeriod"))
-    engine = fields.String()
 
 
-class Model(Schema):
-    slug = fields.String(required=True)
-    name = fields.String(required=True)
-    family = fields.String(required=True, allow_none=True)
-    hf_repo = fields.String(required=True, allow_none=True)
-    params_total = fields.Integer(required=True)
-    params_active = fields.Integer(required=True, allow_none=True)
-    layers = fields.Integer(required=True)
-    hidden_size = fields.Integer(required=True)
-    attention_heads = fields.Integer(required=True)
-    kv_heads = fields.Integer(required=True)
-    head_dim = fields.Integer(required=True)
-    attention = fields.String(required=True, validate=validate.OneOf(("mha", "gqa", "mla")))
-    kv_lora_rank = fields.Integer(required=True, allow_none=True)
-    qk_rope_head_dim = fields.Integer(required=True, allow_none=True)
-    sliding_window = fields.Integer(required=True, allow_none=True)
-    sliding_window_layers = fields.Integer(required=True)
-    experts = fields.Integer(required=True, allow_none=True)
-    experts_per_token = fields.Integer(required=True, allow_none=True)
-    shared_experts = fields.Integer(required=True, allow_none=True)
-    expert_params = fields.Integer(required=True, allow_none=True)
-    vocab_size = fields.Integer(required=True, allow_none=True)
-    intermediate_size = fields.Integer(required=True, allow_none=True)
-    moe_intermediate_size = fields.Integer(required=True, allow_none=True)
-    tie_word_embeddings = fields.Boolean(required=True)
-    quantized_components = fields.List(fields.String(), required=True, allow_none=True)
-    native_precision = fields.String(required=True, allow_none=True)
-    max_context = fields.Integer(required=True, allow_none=True)
-    license = fields.String(required=True, allow_none=True)
-    source = fields.String(required=True)
-    notes = fields.String(required=True, allow_none=True)
-    version = fields.Integer(required=True)
+# --- catalog entries: the write documents as GET answers them -------------------------------
+
+# The component that documents a nested part of a catalog document as an answer holds it
+# (the write document's own checks more: a MIG profile's name pattern, a range's bounds).
+NESTED_ANSWERS: dict[type[Schema], str] = {
+    PeakSchema: "PeakTflops",
+    catalog_schemas.CatalogInterconnectSchema: "Interconnect",
+    catalog_schemas.CatalogMigProfileSchema: "MigProfile",
+    catalog_schemas.KernelEfficiencySchema: "KernelEfficiency",
+    catalog_schemas.UncertaintySchema: "EngineUncertainty",
+}
+SCALARS = (fields.Boolean, fields.Integer, fields.Float, fields.String)
 
 
-class Gpu(Schema):
-    slug = fields.String(required=True)
-    name = fields.String(required=True)
-    vendor = fields.String(required=True)
-    architecture = fields.String(required=True, allow_none=True)
-    form_factor = fields.String(required=True, allow_none=True)
-    memory_gb = fields.Float(required=True, allow_none=True)
-    memory_visible_gib = fields.Float(required=True, allow_none=True)
-    memory_bandwidth_tb_per_s = fields.Float(required=True, allow_none=True)
-    peak_tflops = fields.Nested("PeakTflops", required=True)
-    native_precisions = fields.List(fields.String(), required=True, allow_none=True)
-    interconnect = fields.Nested("Interconnect", required=True)
-    gpus_per_node = fields.Integer(required=True)
-    host_cpu_cores = fields.Integer(required=True, allow_none=True)
-    hourly_price_usd = fields.Float(required=True, allow_none=True)
-    price_date = fields.String(required=True, allow_none=True)
-    mig_profiles = fields.List(fields.Nested("MigProfile"), required=True)
-    confidence = fields.String(
-        required=True,
-        allow_none=True,
-        validate=validate.OneOf(("primary", "vendor-transcribed", "secondary", "derived")),
+def answered(field: fields.Field[Any], *, required: bool = False, allow_none: bool = False) -> fields.Field[Any]:
+    """A write field as an answer states it: its JSON type (its items' and values' too, a
+    nested part as the answer component of NESTED_ANSWERS, a pair's length). The ranges,
+    enums, patterns and defaults are the write document's: an answer is one."""
+    if isinstance(field, fields.Nested):
+        nested = field.nested
+        kind = nested if isinstance(nested, type) else type(nested)
+        if kind not in NESTED_ANSWERS:
+            raise TypeError(f"no answer component documents {kind.__name__}: name it in answers.NESTED_ANSWERS")
+        return fields.Nested(NESTED_ANSWERS[kind], required=required, allow_none=allow_none)
+    if isinstance(field, fields.List):
+        pair = [v for v in field.validators if isinstance(v, validate.Length) and v.equal is not None]
+        return fields.List(answered(field.inner), validate=pair, required=required, allow_none=allow_none)
+    if isinstance(field, fields.Dict):
+        values = answered(field.value_field) if field.value_field is not None else None
+        return fields.Dict(values=values, required=required, allow_none=allow_none)
+    for scalar in SCALARS:
+        if isinstance(field, scalar):
+            return scalar(required=required, allow_none=allow_none)
+    raise TypeError(f"cannot state {type(field).__name__} in an answer: teach answers.answered about it")
+
+
+def catalog_part(write: type[Schema], name: str) -> type[Schema]:
+    """A nested part of a catalog entry (an engine's efficiency row, its uncertainty): every
+    field of the part as written, always present (the defaults filled in)."""
+    return Schema.from_dict(
+        {key: answered(field, required=True, allow_none=field.allow_none) for key, field in write().fields.items()},
+        name=name,
     )
-    source = fields.String(required=True)
-    notes = fields.String(required=True, allow_none=True)
-    version = fields.Integer(required=True)
 
 
-class KernelEfficiency(Schema):
-    architecture = fields.String(required=True)
-    memory = fields.Float(required=True)
-    compute = fields.Float(required=True)
-    moe_memory = fields.Float(required=True)
+def catalog_entry(write: type[Schema], row: type[tables.Base]) -> type[Schema]:
+    """A catalog entry as GET (and every write) answers it, a component named as its table's
+    row class: each field of the write document (what a POST takes, and `version`), always
+    present, null where its column may be null. A part that no column holds whole is never
+    null (a GPU's `peak_tflops` and `interconnect` are objects of nullable figures, its
+    `mig_profiles` a list). In the table's column order: a part where its flattened columns
+    stand (gpus.peak_tflops_<key>), one no column holds (mig_profiles) after them, `version`
+    last."""
+    columns = row.__table__.columns
+    order = tables.data_columns(row)
 
+    def position(key: str) -> int:
+        if key in order:
+            return order.index(key)
+        flattened = (i for i, column in enumerate(order) if column.startswith(f"{key}_"))
+        return len(order) + 1 if key == "version" else next(flattened, len(order))
 
-class EngineUncertainty(Schema):
-    time_per_token = fields.List(fields.Float(), required=True, validate=validate.Length(min=2, max=2))
-    ttft = fields.List(fields.Float(), required=True, validate=validate.Length(min=2, max=2))
-    tokens_per_s = fields.List(fields.Float(), required=True, validate=validate.Length(min=2, max=2))
-    kv_capacity_tokens = fields.List(fields.Float(), required=True, validate=validate.Length(min=2, max=2))
-    rows = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    unseen_widening = fields.Float(required=True)
-
-
-class Engine(Schema):
-    name = fields.String(required=True)
-    display_name = fields.String(required=True)
-    engine_version = fields.String(required=True)
-    kv_rule = fields.String(
-        required=True, validate=validate.OneOf(("util_of_visible", "static_fraction", "fraction_of_free"))
+    written = write().fields
+    return Schema.from_dict(
+        {
+            key: answered(written[key], required=True, allow_none=key in columns and columns[key].nullable)
+            for key in sorted(written, key=position)
+        },
+        name=row.__name__,
     )
-    gpu_memory_utilization = fields.Float(required=True)
-    max_batched_tokens = fields.Integer(required=True)
-    max_num_seqs = fields.Integer(required=True)
-    block_size = fields.Integer(required=True)
-    large_gpu_gib = fields.Float(required=True, allow_none=True)
-    max_batched_tokens_large_gpu = fields.Integer(required=True, allow_none=True)
-    max_num_seqs_large_gpu = fields.Integer(required=True, allow_none=True)
-    activation_bytes_per_token_hidden = fields.Float(required=True)
-    activation_bytes_per_token_expert_hidden = fields.Float(required=True)
-    logits_bytes_per_vocab_entry = fields.Float(required=True)
-    non_torch_gib = fields.Float(required=True)
-    non_torch_gib_per_extra_rank = fields.Float(required=True)
-    cuda_graph_gib = fields.Float(required=True)
-    cuda_graph_in_budget = fields.Boolean(required=True)
-    engine_buffers_gib = fields.Float(required=True)
-    step_overhead_ms = fields.Float(required=True)
-    layer_overhead_us = fields.Float(required=True)
-    ttft_overhead_ms = fields.Float(required=True)
-    efficiencies = fields.List(fields.Nested("KernelEfficiency"), required=True)
-    uncertainty = fields.Nested("EngineUncertainty", required=True)
-    fitted_on = fields.Dict(keys=fields.String(), values=fields.String(), required=True)
-    source = fields.String(required=True)
-    notes = fields.String(required=True, allow_none=True)
-    version = fields.Integer(required=True)
 
 
+Model = catalog_entry(catalog_schemas.ModelWriteSchema, tables.Model)
+Gpu = catalog_entry(catalog_schemas.GpuWriteSchema, tables.Gpu)
+KernelEfficiency = catalog_part(catalog_schemas.KernelEfficiencySchema, "KernelEfficiency")
+EngineUncertainty = catalog_part(catalog_schemas.UncertaintySchema, "EngineUncertainty")
+Engine = catalog_entry(catalog_schemas.EngineWriteSchema, tables.Engine)
 ModelList = page("Model")
 GpuList = page("Gpu")
 EngineList = page("Engine")
@@ -585,6 +638,24 @@ class CalibrationSummary(Schema):
     created_at = fields.String(required=True, metadata={"format": "date-time"})
 
 
+PlanCalibration = Schema.from_dict(
+    {
+        **taken(CalibrationSummary, "id model"),
+        "match": fields.String(required=True, validate=validate.OneOf(("exact", "nearest"))),
+        **taken(
+            CalibrationSummary,
+            "point_count mape_percent engine tensor_parallel created_at memory_efficiency compute_efficiency "
+            "memory_overhead_gb",
+        ),
+        "fields_used": fields.List(
+            fields.String(validate=validate.OneOf(("memory_efficiency", "compute_efficiency", "memory_overhead_gb"))),
+            required=True,
+        ),
+    },
+    name="PlanCalibration",
+)
+
+
 class Calibration(CalibrationSummary):
     points = fields.List(fields.Nested("CalibrationPoint"), required=True)
     residuals = fields.List(fields.Nested("CalibrationResidual"), required=True)
@@ -620,8 +691,13 @@ COMPONENTS: tuple[type[Schema], ...] = (
     SweepRow,
     CostResponse,
     RooflineResponse,
+    LatencyResponse,
+    LatencyRow,
+    LatencyConfidence,
+    Spread,
     FleetResponse,
     FleetReplica,
+    FleetPredicted,
     FleetAutoscaling,
     FleetOption,
     FleetPeriod,

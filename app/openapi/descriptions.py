@@ -9,6 +9,69 @@ field cannot go undocumented. Units live in the descriptions: `_gb` is 10^9 byte
 from __future__ import annotations
 
 FIELDS: dict[str, str] = {
+    "arrival": (
+        "How requests arrive: `poisson` (default; exponential gaps) or `gamma` (gaps of gamma shape `burstiness`, "
+        "vLLM's benchmark convention)."
+    ),
+    "burstiness": (
+        "Gamma shape k of the inter-arrival times, dimensionless: 1 is Poisson, below 1 burstier (squared "
+        "coefficient of variation 1/k), above 1 more regular. Needs `arrival=gamma`; 0.05 to 100."
+    ),
+    "prompt_tokens_cv": (
+        "Spread of the prompt lengths: their coefficient of variation (sd / mean), dimensionless; 0 (default) is "
+        "every prompt `prompt_tokens` long. Lengths are gamma-distributed, whole tokens, at least 1."
+    ),
+    "output_tokens_cv": (
+        "Spread of the output lengths: their coefficient of variation (sd / mean), dimensionless; 0 (default) is "
+        "every answer `output_tokens` long."
+    ),
+    "slo_percentile": "The percentile the SLOs hold at: 50, 90, 95 (default) or 99.",
+    "e2e_slo_ms": "End-to-end latency objective (arrival to last token) at `slo_percentile`, ms.",
+    "request_rate": "Requests per second arriving at the replica, requests/s (or give `sweep_rates`).",
+    "sweep_rates": "Request rates to evaluate, one answer row each, requests/s (at most 64; or give `request_rate`).",
+    "mode": (
+        "`analytic` (default): the queueing model, microseconds per rate. `simulate`: a discrete-event simulation "
+        "of a vLLM-v1-like scheduler over sampled arrivals and lengths, deterministic for `seed`, with 95% "
+        "confidence half-widths."
+    ),
+    "seed": "With `mode=simulate`: the random seed; the same seed gives the same answer.",
+    "requests": (
+        "With `mode=simulate`: requests simulated per rate (1,000 to 50,000; default 5,000; at most 200,000 over "
+        "all rates), the first 10% a warm-up that is not measured."
+    ),
+    "stable": (
+        "Whether the replica reaches a steady state at this rate (below its capacity); if not, the figures are null."
+    ),
+    "in_flight_mean": "Requests in the replica on average (queued and running), requests.",
+    "queue_wait_ms": "Wait from arrival to the start of the request's prefill, ms.",
+    "e2e_ms": "End-to-end latency, arrival to last token, ms.",
+    "kv_fits": (
+        "Whether the KV cache holds the load: the mean plus 3 sd of the tokens held fits (analytic), or no request "
+        "was preempted (simulate)."
+    ),
+    "confidence_95_ms": "With `mode=simulate`: 95% confidence half-widths of the figures, by batch means, ms.",
+    "preemptions": "With `mode=simulate`: requests preempted (KV cache full) and recomputed, count.",
+    "measured_requests": "With `mode=simulate`: requests measured after the warm-up, count.",
+    "saturation_rate": (
+        "The replica's capacity, requests/s: its throughput with every request queued at once (the simulator's "
+        "with `mode=simulate`); utilization is request_rate / saturation_rate."
+    ),
+    "max_request_rate": (
+        "The highest request rate whose `slo_percentile` TTFT, TPOT and E2E meet the SLOs given and whose KV use "
+        "fits, requests/s (by bisection; with `mode=simulate` on simulations of at most 10,000 requests, to 1/256 of "
+        "saturation_rate); "
+        "without SLOs, the highest stable and KV-safe rate."
+    ),
+    "max_request_rate_bound_by": (
+        "What stops a higher rate: `ttft_slo`, `tpot_slo`, `e2e_slo`, `kv_capacity`, `max_num_seqs` or `saturation`."
+    ),
+    "max_request_rate_meets_slo": "Whether any rate meets the SLOs; null when none is given.",
+    "rates": "One row per rate asked, in the order given.",
+    "mean": "Mean, ms.",
+    "p50": "Median (50th percentile), ms.",
+    "p90": "90th percentile, ms.",
+    "p95": "95th percentile, ms.",
+    "p99": "99th percentile, ms.",
     "activation_bytes_per_token_expert_hidden": (
         "Added activation peak per routed expert of a token (fused MoE caches), bytes per batched token per unit of "
         "hidden size."
@@ -430,7 +493,7 @@ FIELDS: dict[str, str] = {
     "queue_metric": "vLLM metric a scaler should watch for queued requests.",
     "queueing": "What the TTFT holds of waiting.",
     "rank": "Position among the options that meet the SLOs (1 = cheapest per month); null when ruled out.",
-    "replica": "One replica of the fleet (FleetReplica): its GPUs and the concurrency it runs under the SLOs.",
+    "replica": "One replica of the fleet (FleetReplica): its GPUs, its capacity under the SLOs and its planned load.",
     "replicas_average": "Replicas carrying the average demand (with headroom), replicas.",
     "replicas_peak": "Replicas carrying the peak demand (with headroom), replicas.",
     "replicas_per_card": (
@@ -529,7 +592,10 @@ FIELDS: dict[str, str] = {
     ),
     "total": "Number of models matching the filters (all pages), count.",
     "tpot_ms": "Measured mean time per output token, ms.",
-    "tpot_slo_ms": "Time-per-output-token objective, ms: a replica runs the largest concurrency that meets it.",
+    "tpot_slo_ms": (
+        "Time-per-output-token objective at `slo_percentile`, ms: a replica's capacity is the highest arrival rate "
+        "that meets it."
+    ),
     "ttft": "10th and 90th percentile of measured / predicted time to first token, [low, high] ratios.",
     "ttft_ms": (
         "Time to first token: `concurrency` prompts prefilled together in one pass, ms. Null if the figure is "
@@ -539,7 +605,10 @@ FIELDS: dict[str, str] = {
         "Cost of every request before its first token beyond the roofline (the API server's tokenising and "
         "scheduling), ms."
     ),
-    "ttft_slo_ms": "Time-to-first-token objective, ms: a replica runs the largest concurrency that meets it.",
+    "ttft_slo_ms": (
+        "Time-to-first-token objective at `slo_percentile`, ms: a replica's capacity is the highest arrival rate "
+        "that meets it."
+    ),
     "type": (
         "Stable identifier of the kind of problem, a URI reference relative to the service (e.g. "
         "`/problems/invalid-field`)."
@@ -604,6 +673,40 @@ FIELDS: dict[str, str] = {
 
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
+    "LatencyResponse": {
+        "model": "The model: its catalog slug, or an inline model's name.",
+        "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "The MIG profile planned on; null for a whole card.",
+        "weight_precision": "Weight format used, normalised (e.g. bf16, fp8).",
+        "kv_precision": "KV-cache format used, normalised.",
+        "tensor_parallel": "Tensor-parallel size of the replica, GPUs.",
+        "mode": "How the figures were computed: `analytic` or `simulate`.",
+        "arrival": "The arrivals: `poisson`, or `gamma` when burstiness is not 1.",
+        "burstiness": "Gamma shape of the inter-arrival times (1: Poisson), dimensionless.",
+        "slo_percentile": "The percentile the SLOs were checked at.",
+        "ttft_slo_ms": "The TTFT objective given, ms; null if none.",
+        "tpot_slo_ms": "The TPOT objective given, ms; null if none.",
+        "e2e_slo_ms": "The end-to-end objective given, ms; null if none.",
+        "prompt_tokens_cv": "Coefficient of variation of the prompt lengths, dimensionless.",
+        "output_tokens_cv": "Coefficient of variation of the output lengths, dimensionless.",
+    },
+    "LatencyRow": {
+        "request_rate": "Requests per second arriving at the replica, requests/s.",
+        "utilization": "request_rate / saturation_rate, dimensionless (1 and above: no steady state).",
+        "ttft_ms": "Time to first token, arrival to first token (queue wait included), ms.",
+        "tpot_ms": "Time per output token after the first, per request, ms.",
+        "itl_ms": "Inter-token latency: the gap before each decoded token, over tokens, ms.",
+        "output_tokens_per_s": "Output tokens the replica produces per second at this rate, tokens/s.",
+        "meets_slo": (
+            "Whether the SLOs given hold at `slo_percentile` (and the KV cache holds the load); null without SLOs."
+        ),
+    },
+    "LatencyConfidence": {
+        "queue_wait_ms": "95% half-widths of the queue-wait figures, ms.",
+        "ttft_ms": "95% half-widths of the TTFT figures, ms.",
+        "tpot_ms": "95% half-widths of the TPOT figures, ms.",
+        "e2e_ms": "95% half-widths of the end-to-end figures, ms.",
+    },
     "Calibration": {
         "points": "The benchmark points as given (absent figures left out).",
         "warnings": "Disagreements between the measurements and the catalog, and assumptions made, in plain words.",
@@ -824,6 +927,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "expert_parallel": "Expert-parallel size, when given.",
     },
     "FleetOption": {
+        "capacity_exact": (
+            "Whether the option was sized at the SLO percentile (true), or kept the bound the ranking orders by: "
+            "the highest rate meeting the SLOs with mean latencies, so its GPUs and cost are lower bounds that "
+            "already exceed the best's (sized options only)."
+        ),
         "gpu": "Catalog slug of the GPU.",
         "mig_profile": "MIG profile; null for whole cards.",
         "tensor_parallel": "Tensor-parallel size, GPUs; null when no size was tried.",
@@ -856,15 +964,44 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "tensor_parallel": "Tensor-parallel size of the replica, GPUs.",
         "weight_precision": "Weight format used, normalised.",
         "kv_precision": "KV-cache format used, normalised.",
-        "concurrency": "Sequences in flight the replica runs (vLLM `--max-num-seqs`), sequences.",
+        "concurrency": (
+            "Requests in flight in one replica at its capacity rate, on average (the autoscaling target); under a "
+            "steady-state or measured capacity, the sequences it runs, sequences."
+        ),
         "max_concurrency": "Sequences the KV cache holds at most, sequences.",
+        "max_num_seqs": "The running-batch cap the capacity assumes (vLLM `--max-num-seqs`), sequences.",
+        "max_request_rate": (
+            "The replica's capacity: the highest arrival rate whose `slo_percentile` TTFT, TPOT and E2E meet the "
+            "SLOs (and whose KV use fits), requests/s; null for a measured capacity."
+        ),
+        "utilization_peak": (
+            "The rate arriving at one replica at the planned peak over its saturation rate, dimensionless; null "
+            "for a measured capacity."
+        ),
+        "utilization_average": (
+            "The same at average traffic over the average's replicas (as an autoscaler runs it), dimensionless."
+        ),
+        "optimistic": (
+            "utilization_peak above 0.8, where queueing models are optimistic about bursts: check with "
+            "`/v1/latency?mode=simulate` or a load test."
+        ),
+        "predicted": "The replica's predicted latency at the planned peak rate (FleetPredicted); null when measured.",
         "tokens_per_s": (
             "Output tokens per second of one replica under continuous batching (or the measured figure), tokens/s. "
             "Null if the figure is unbounded (not finite)."
         ),
-        "ttft_ms": "Time to first token at that concurrency, ms.",
-        "time_per_token_ms": "Time per output token at that concurrency, ms.",
-        "meets_slo": "The replica meets ttft_slo_ms and tpot_slo_ms.",
+        "ttft_ms": (
+            "Time to first token at the capacity rate, at `slo_percentile` (steady state: at that concurrency), ms."
+        ),
+        "time_per_token_ms": "Time per output token at the capacity rate, at `slo_percentile`, ms.",
+        "meets_slo": "The replica meets ttft_slo_ms and tpot_slo_ms (at `slo_percentile`).",
+    },
+    "FleetPredicted": {
+        "request_rate": "Requests per second arriving at one replica at the planned peak, requests/s.",
+        "queue_wait_ms": "Wait from arrival to the start of prefill at that rate, ms.",
+        "ttft_ms": "Time to first token at that rate, ms.",
+        "tpot_ms": "Time per output token at that rate, ms.",
+        "e2e_ms": "End-to-end latency at that rate, ms.",
     },
     "FleetRequest": {
         "gpu": (
@@ -1232,7 +1369,7 @@ SCHEMAS: dict[str, str] = {
     "FleetAutoscaling": "What a KEDA/HPA policy needs.",
     "FleetOption": "One configuration of the ranking: sized when it could be, with why it ranks where it does.",
     "FleetPeriod": "The fleet for one forecast period, with the same replica.",
-    "FleetReplica": "One replica of the fleet: its GPUs and the concurrency it runs under the SLOs.",
+    "FleetReplica": "One replica of the fleet: its GPUs, its capacity under the SLOs and its planned load.",
     "FleetRequest": (
         "Inputs of /v1/fleet: the replica's knobs (those of /v1/throughput except concurrency, sweep and "
         "kv_read_context: the concurrency is the largest that meets the SLOs) and the traffic (exactly one of "

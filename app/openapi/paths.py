@@ -260,6 +260,15 @@ PLANNING_TEXT: dict[str, tuple[str, str, str]] = {
         "With `forecast`: one row per FleetPeriod; else without `gpu`: one row per FleetOption; else one row of "
         "the answer, `replica` and `autoscaling` flattened to `replica_<field>` and `autoscaling_<field>` columns.",
     ),
+    "latency": (
+        "How long do requests take under random arrivals?",
+        "One replica (the knobs of /v1/throughput) at each request rate: utilization, stability, and the mean and "
+        "percentiles of queue wait, TTFT, TPOT, ITL and end-to-end latency, by the analytic queueing model "
+        "(`mode=analytic`, microseconds per rate) or the discrete-event simulator (`mode=simulate`, with 95% "
+        "confidence half-widths); and the highest rate meeting the given SLOs at `slo_percentile`.",
+        "One row per rate (a LatencyRow of `rates`), each percentile block flattened to `<metric>_<stat>` columns "
+        "(`ttft_ms_p99`).",
+    ),
 }
 GET_FORM = "The same inputs as the POST body, as query parameters (the rules are in the planning tag's description)."
 GET_RULES = (
@@ -314,6 +323,33 @@ EXAMPLES: dict[str, dict[str, tuple[str, Any]]] = {
         "given": (
             "Given peak and bandwidth",
             {"m": 1, "k": 8192, "n": 8192, "peak_tflops": 300, "memory_bandwidth_tb_per_s": 2},
+        ),
+    },
+    "latency": {
+        "catalog": (
+            "Catalog slugs",
+            {
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "prompt_tokens": 2000,
+                "output_tokens": 400,
+                "prompt_tokens_cv": 0.5,
+                "sweep_rates": [1, 4, 8],
+                "ttft_slo_ms": 1500,
+                "tpot_slo_ms": 40,
+            },
+        ),
+        "bursty": (
+            "Bursty arrivals, simulated",
+            {
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "request_rate": 4,
+                "arrival": "gamma",
+                "burstiness": 0.25,
+                "mode": "simulate",
+                "requests": 2000,
+            },
         ),
     },
     "fleet": {
@@ -439,6 +475,8 @@ def _catalog(
         else f"{noun} document; omitted optional fields become null"
     )
     plain = noun.split()[0]  # "engine" for an engine profile
+    a_noun = f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+    one = f"One {noun}" + (", with its MIG profiles" if kind == "Gpu" else "")
     return [
         Operation(
             "get",
@@ -457,7 +495,7 @@ def _catalog(
             path,
             f"create{kind}",
             "catalog",
-            f"Add {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            f"Add {a_noun}",
             (Answer("201", f"Stored; the {plain} as GET answers it", headers=("Location", "ETag"), **ok),),
             errors=(*WRITE, "Conflict", "ContentTooLarge"),
             parameters=("format",),
@@ -469,12 +507,8 @@ def _catalog(
             item,
             f"get{kind}",
             "catalog",
-            f"One {noun}" + (", with its MIG profiles" if kind == "Gpu" else ""),
-            (
-                Answer(
-                    "200", f"One {noun}" + (", with its MIG profiles" if kind == "Gpu" else ""), headers=("ETag",), **ok
-                ),
-            ),
+            one,
+            (Answer("200", one, headers=("ETag",), **ok),),
             errors=("NotFound", "InvalidFormat"),
             parameters=(key, "format"),
         ),
@@ -483,7 +517,7 @@ def _catalog(
             item,
             f"replace{kind}",
             "catalog",
-            f"Replace {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            f"Replace {a_noun}",
             (Answer("200", f"The {plain} as stored now, with its new ETag", headers=("ETag",), **ok),),
             errors=(*WRITE, *VERSIONED, "ContentTooLarge"),
             description=f"The whole {whole}. Needs the current ETag in If-Match.",
@@ -496,7 +530,7 @@ def _catalog(
             item,
             f"patch{kind}",
             "catalog",
-            f"Change some fields of {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            f"Change some fields of {a_noun}",
             (
                 Answer(
                     "200",
@@ -517,7 +551,7 @@ def _catalog(
             item,
             f"delete{kind}",
             "catalog",
-            f"Remove {'an' if noun[0] in 'aeiou' else 'a'} {noun}",
+            f"Remove {a_noun}",
             (Answer("204", "Removed."),),
             errors=DELETE,
             description="Needs the current ETag in If-Match."
@@ -720,23 +754,21 @@ OTHERS = [
         description="An interactive page over /v1/fit and /v1/throughput: it computes nothing itself, every figure "
         "on it is a field of their answers. Its scripts and styles are served under /static/lab/.",
     ),
-    Operation(
-        "get",
-        "/healthz",
-        "healthz",
-        "operations",
-        "Liveness: the process is up",
-        (Answer("200", "Up.", "Health"),),
-        description="Touches nothing (no database).",
-    ),
-    Operation(
-        "get",
-        "/livez",
-        "livez",
-        "operations",
-        "Alias of /healthz",
-        (Answer("200", "Up.", "Health"),),
-        description="For Kubernetes liveness probes; touches nothing.",
+    # /livez is /healthz under the name Kubernetes probes use.
+    *(
+        Operation(
+            "get",
+            path,
+            path.removeprefix("/"),
+            "operations",
+            summary,
+            (Answer("200", "Up.", "Health"),),
+            description=text,
+        )
+        for path, summary, text in (
+            ("/healthz", "Liveness: the process is up", "Touches nothing (no database)."),
+            ("/livez", "Alias of /healthz", "For Kubernetes liveness probes; touches nothing."),
+        )
     ),
     Operation(
         "get",

@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.sizing.fleet_plan import FleetPlan, Option, Period, forecast, plan_fleet, rank, shapes
-from app.sizing.plan import ENGINE_LEAVES_OUT, LEAVES_OUT, MS
+from app.sizing.fleet_plan import FleetPlan, Option, Period, forecast, plan_fleet, planned_load, rank, shapes
+from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
+from app.sizing.simulate import Percentiles
 
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
@@ -29,6 +30,32 @@ RUNNING_METRIC = "vllm:num_requests_running"
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * MS
+
+
+def _spread_ms(p: Percentiles) -> dict[str, float]:
+    return {"mean": p.mean * MS, "p50": p.p50 * MS, "p90": p.p90 * MS, "p95": p.p95 * MS, "p99": p.p99 * MS}
+
+
+def _load_fields(plan: FleetPlan) -> dict[str, Any]:
+    """Under random arrivals: the capacity rate, the planned utilization and the predicted
+    percentiles at the planned peak; null for a steady-state or measured capacity."""
+    load = planned_load(plan)
+    if load is None:
+        return dict.fromkeys(("max_request_rate", "utilization_peak", "utilization_average", "optimistic", "predicted"))
+    estimate = load.predicted
+    return {
+        "max_request_rate": plan.capacity.request_rate_per_s,
+        "utilization_peak": load.utilization_peak,
+        "utilization_average": load.utilization_average,
+        "optimistic": load.optimistic,
+        "predicted": {
+            "request_rate": load.peak_rate_per_s,
+            "queue_wait_ms": _spread_ms(estimate.queue_wait_s),
+            "ttft_ms": _spread_ms(estimate.ttft_s),
+            "tpot_ms": _spread_ms(estimate.tpot_s),
+            "e2e_ms": _spread_ms(estimate.e2e_s),
+        },
+    }
 
 
 def replica_body(plan: FleetPlan) -> dict[str, Any]:
@@ -47,6 +74,8 @@ def replica_body(plan: FleetPlan) -> dict[str, Any]:
         "time_per_token_ms": _ms(capacity.time_per_token_s),
         "bound_by": capacity.bound_by,
         "meets_slo": capacity.meets_slo,
+        "max_num_seqs": capacity.max_num_seqs or capacity.concurrency,
+        **_load_fields(plan),
     }
 
 
@@ -79,7 +108,7 @@ def vllm_command(plan: FleetPlan, model_label: str) -> str:
         "vllm serve",
         served_name(plan, model_label),
         f"--tensor-parallel-size {fitted.tensor_parallel}",
-        f"--max-num-seqs {plan.capacity.concurrency}",
+        f"--max-num-seqs {plan.capacity.max_num_seqs or plan.capacity.concurrency}",
         f"--max-model-len {fitted.inputs.prompt_tokens + fitted.inputs.output_tokens}",
         f"--gpu-memory-utilization {fitted.inputs.gpu_memory_utilization}",
         f"--max-num-batched-tokens {fitted.inputs.max_batched_tokens}",
@@ -130,11 +159,18 @@ def plan_body(
         "vllm_command": vllm_command(plan, model_label),
         **engine_fields(plan.fit),
         "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
-        "leaves_out": (LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT)
-        + "; queueing delay at the SLO is not modelled",
+        "leaves_out": _leaves_out(plan),
         "warnings": warnings,
         "calibration": applied.describe(),
     }
+
+
+def _leaves_out(plan: FleetPlan) -> str:
+    if plan.queueing is not None:
+        return ARRIVALS_LEAVES_OUT if plan.fit.engine is None else ENGINE_ARRIVALS_LEAVES_OUT
+    return (
+        LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT
+    ) + "; queueing delay at the SLO is not modelled"
 
 
 def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
@@ -156,6 +192,7 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
                 "time_per_token_ms": _ms(plan.capacity.time_per_token_s),
                 "ttft_ms": _ms(plan.capacity.ttft_s),
                 "bound_by": plan.capacity.bound_by,
+                "capacity_exact": plan.capacity.exact,
                 **size_body(plan),
             }
         )

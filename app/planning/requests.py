@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.sizing.fleet_plan import FleetInputs, Period
+from app.sizing.fleet_plan import Arrivals, FleetInputs, Period
 from app.sizing.plan import PlanInputs
 from app.sizing.specs import GpuSpec, ModelSpec
 
@@ -72,3 +72,31 @@ class FleetRequest:
     deployment: str | None = None
     prometheus_url: str = "http://prometheus.monitoring:9090"
     given: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """How requests arrive and how long they are beyond their means (`arrivals`, with the
+    percentile the SLOs hold at and the end-to-end one), and the TTFT and TPOT objectives
+    (milliseconds; None: not asked)."""
+
+    arrivals: Arrivals = field(default_factory=Arrivals)
+    ttft_slo_ms: float | None = None
+    tpot_slo_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class LatencyRequest:
+    """/v1/latency: one replica (the knobs of /v1/throughput) under random arrivals at each
+    of `rates` (requests/s arriving at it), by the analytic model or the simulator."""
+
+    model: ModelRef
+    gpu: GpuRef
+    engine: str
+    inputs: PlanInputs
+    workload: Workload
+    rates: tuple[float, ...]
+    mode: str = "analytic"
+    seed: int = 0
+    requests: int = 5_000
+    given: frozenset[str] = frozenset()

@@ -50,7 +50,9 @@ class Demand:
 
 @dataclass(frozen=True)
 class ReplicaCapacity:
-    """What one replica sustains: the concurrency chosen and what binds it."""
+    """What one replica sustains: the concurrency chosen and what binds it. Under random
+    arrivals (`request_rate_per_s` set) the rate is the highest whose SLO percentile holds,
+    `concurrency` the requests in flight there on average, and the times that percentile's."""
 
     concurrency: int
     tokens_per_s: float
@@ -58,6 +60,11 @@ class ReplicaCapacity:
     ttft_s: float | None
     bound_by: str
     meets_slo: bool
+    request_rate_per_s: float | None = None
+    # The engine's cap on running sequences the capacity assumed (steady state: concurrency).
+    max_num_seqs: int | None = None
+    # False: a bound on the capacity a ranking orders by, not yet the SLO percentile's.
+    exact: bool = True
 
 
 def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:
@@ -175,8 +182,9 @@ def size_fleet(
         minimum = math.ceil(average / (redundancy.zones - 1)) * redundancy.zones
         gpus_total = gpus_for(per_zone, gpus_per_replica, replicas_per_card) * redundancy.zones
     elif replicas_per_card and spare:
-        cards = math.ceil(peak / replicas_per_card) + spare
-        per_card = max(1, math.ceil(peak / (cards - spare)))
+        holding = math.ceil(peak / replicas_per_card)  # the cards the peak needs
+        cards = holding + spare
+        per_card = max(1, math.ceil(peak / max(1, holding)))
         total = per_card * cards
         minimum = average + per_card * spare
         gpus_total = cards

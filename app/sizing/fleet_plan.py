@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -9,9 +10,25 @@ from . import cost as cost_mod
 from . import fleet
 from .errors import SizingError
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
+from .queueing import E2E_SLO, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
+from .simulate import Limits, Traffic
 from .specs import GpuSpec, ModelSpec
+from .timing import StepModel
 
 MAX_FORECAST_PERIODS = 120
+
+
+@dataclass(frozen=True)
+class Arrivals:
+    """How requests arrive at a replica beyond their mean rate, and the percentile the SLOs
+    hold at (MODEL.md section 7): gamma inter-arrival times of shape `burstiness` (1 is
+    Poisson), lengths with coefficients of variation."""
+
+    burstiness: float = 1.0
+    prompt_tokens_cv: float = 0.0
+    output_tokens_cv: float = 0.0
+    slo_percentile: float = 95.0
+    e2e_slo_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +44,8 @@ class FleetInputs:
     hours_per_month: float = cost_mod.HOURS_PER_MONTH
     load_gb_per_s: float = 2.0
     engine_startup_s: float = 60.0
+    # None: a replica is sized at the largest steady concurrency meeting the mean SLOs.
+    arrivals: Arrivals | None = None
 
 
 @dataclass(frozen=True)
@@ -52,23 +71,31 @@ class FleetPlan:
     cold_start_s: float
     host_cpu_cores: float | None
     warnings: list[str]
+    # Under random arrivals: the replica's queueing model, for the predicted percentiles.
+    queueing: ReplicaModel | None = None
 
     @property
     def meets_slo(self) -> bool:
         return self.capacity.meets_slo
 
 
-def _capacity(fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs) -> fleet.ReplicaCapacity:
+def _capacity(
+    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, exact: bool = True
+) -> tuple[fleet.ReplicaCapacity, ReplicaModel | None]:
+    """The replica's capacity: measured, steady-state, or under random arrivals (`exact`:
+    at the SLO percentile; else the mean-based bound a ranking orders by)."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None
     # An engine admits at most max_num_seqs sequences, whatever the KV cache holds.
     ceiling = fitted.result.max_concurrency
     if plan.max_num_seqs is not None:
         ceiling = min(ceiling, plan.max_num_seqs)
+    # Under random arrivals the steady state is only the best effort at one sequence.
+    queueing = inputs.arrivals is not None and inputs.per_replica_tokens_per_s is None
     derived = fleet.replica_capacity(
         setup.work,
         setup.hardware,
-        ceiling,
+        min(ceiling, 1) if queueing else ceiling,
         plan.max_batched_tokens,
         None if inputs.tpot_slo_ms is None else inputs.tpot_slo_ms / 1e3,
         None if inputs.ttft_slo_ms is None else inputs.ttft_slo_ms / 1e3,
@@ -79,13 +106,172 @@ def _capacity(fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs) -> fleet
             f"not one sequence of {plan.prompt_tokens + plan.output_tokens} tokens fits in the KV cache "
             f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
         )
+    if inputs.arrivals is not None and queueing:
+        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, derived, exact)
     if derived.bound_by == fleet.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
         # The engine's max_num_seqs, not the KV cache, capped the batch.
         derived = replace(derived, bound_by=fleet.MAX_NUM_SEQS)
     if inputs.per_replica_tokens_per_s is not None:
         # A load-test number is the honest one: it wins, and the SLO is taken as met by it.
-        return replace(derived, tokens_per_s=inputs.per_replica_tokens_per_s, bound_by=fleet.MEASURED, meets_slo=True)
-    return derived
+        measured = replace(derived, tokens_per_s=inputs.per_replica_tokens_per_s, bound_by=fleet.MEASURED)
+        return replace(measured, meets_slo=True), None
+    return derived, None
+
+
+# The capacity search's precision: 1% of the rate is well inside the model's own error.
+RATE_TOLERANCE = 0.01
+
+
+def _under_arrivals(
+    fitted: FitPlan,
+    setup: TimingSetup,
+    inputs: FleetInputs,
+    arrivals: Arrivals,
+    ceiling: int,
+    steady: fleet.ReplicaCapacity,
+    exact: bool,
+) -> tuple[fleet.ReplicaCapacity, ReplicaModel]:
+    """The highest arrival rate whose SLO percentiles hold (queueing.py), as the replica's
+    capacity. When no rate does, the steady state at concurrency 1 is the best effort.
+
+    Not `exact`: the highest rate whose *means* meet the SLOs, from the queueing model's mean
+    core (microseconds an evaluation, against a millisecond with percentiles). A mean is below
+    the SLO percentiles, so this rate bounds the exact one from above and the fleet's cost
+    from below: what lets a ranking refine only the options that could still win."""
+    plan = fitted.inputs
+    assert plan.max_batched_tokens is not None
+    model = ReplicaModel.build(
+        StepModel.build(setup.work, setup.hardware),
+        Traffic(
+            1.0,
+            plan.prompt_tokens,
+            plan.output_tokens,
+            arrivals.prompt_tokens_cv,
+            arrivals.output_tokens_cv,
+            arrivals.burstiness,
+        ),
+        Limits(plan.max_batched_tokens, ceiling, fitted.result.kv_capacity_tokens),
+    )
+    slos = _slos_s(inputs, arrivals)
+    if exact:
+        found = model.max_request_rate(*slos, arrivals.slo_percentile, relative_tolerance=RATE_TOLERANCE)
+        rate, bound_by, estimate = found.rate_per_s, found.bound_by, found.estimate
+        meets = found.meets_slo and estimate is not None and rate > 0
+        times = (
+            (
+                estimate.tpot_s.at(arrivals.slo_percentile),
+                estimate.ttft_s.at(arrivals.slo_percentile),
+                estimate.in_flight_mean,
+            )
+            if meets and estimate
+            else None
+        )
+    else:
+        passing, rate, bound_by = _mean_bound_rate(model, slos)
+        # The times shown are the last rate that passed; the capacity is the bound above it.
+        core = model.mean_core(passing) if passing > 0 else None
+        meets = core is not None
+        times = (core.tpot_s, core.ttft_s, passing * core.e2e_s) if core is not None else None
+    if not meets or times is None:
+        return replace(steady, concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
+    tpot_s, ttft_s, in_flight = times
+    capacity = fleet.ReplicaCapacity(
+        concurrency=max(1, math.ceil(in_flight)),
+        tokens_per_s=rate * plan.output_tokens,
+        time_per_token_s=tpot_s,
+        ttft_s=ttft_s,
+        bound_by=bound_by,
+        meets_slo=True,
+        request_rate_per_s=rate,
+        max_num_seqs=ceiling,
+        exact=exact,
+    )
+    return capacity, model
+
+
+def _slos_s(inputs: FleetInputs, arrivals: Arrivals) -> tuple[float | None, float | None, float | None]:
+    """TTFT, TPOT and E2E objectives in seconds."""
+    return tuple(  # type: ignore[return-value]
+        None if ms is None else ms / 1e3 for ms in (inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
+    )
+
+
+# Halvings of (0, saturation) the mean-based bound takes: within 1/256 of the saturation rate.
+MEAN_BISECTIONS = 8
+
+
+def _mean_bound_rate(
+    model: ReplicaModel, slos: tuple[float | None, float | None, float | None]
+) -> tuple[float, float, str]:
+    """The bisection's ends around the highest rate whose mean TTFT, TPOT and E2E meet the
+    objectives: a rate that passes, one no lower than that highest (the bound, never an
+    underestimate), and what stops a higher one; zeros when even a trickle misses them."""
+    ttft, tpot, e2e = slos
+
+    def missed(rate: float) -> str | None:
+        core = model.mean_core(rate)
+        if not core.stable:
+            return SATURATION
+        for slo, value, name in (
+            (ttft, core.ttft_s, TTFT_SLO),
+            (tpot, core.tpot_s, TPOT_SLO),
+            (e2e, core.e2e_s, E2E_SLO),
+        ):
+            if slo is not None and value > slo:
+                return name
+        return None
+
+    lo, hi, reason = 0.0, model.saturation_rate_per_s, model.saturation_bound
+    if (why := missed(hi * 1e-6)) is not None:
+        return 0.0, 0.0, why
+    lo = hi * 1e-6
+    for _ in range(MEAN_BISECTIONS):
+        mid = (lo + hi) / 2
+        if (why := missed(mid)) is None:
+            lo = mid
+        else:
+            hi, reason = mid, why
+    return lo, hi, reason
+
+
+def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
+    """A plan sized on the mean-based bound, sized again at the SLO percentile."""
+    if plan.capacity.exact:
+        return plan
+    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, exact=True)
+    return replace(size(plan.fit, plan.setup, capacity, plan.demand, inputs, plan.gpu_label), queueing=queueing)
+
+
+# Above this utilization at the planned peak, queueing models are optimistic (bursts, MODEL.md §7).
+OPTIMISTIC_UTILIZATION = 0.8
+
+
+@dataclass(frozen=True)
+class PlannedLoad:
+    """How loaded a replica of the plan runs (arrival rate over its saturation rate), and its
+    predicted latency at the planned peak."""
+
+    peak_rate_per_s: float  # arriving at one replica at peak
+    utilization_peak: float
+    utilization_average: float
+    predicted: LatencyEstimate
+
+    @property
+    def optimistic(self) -> bool:
+        return self.utilization_peak > OPTIMISTIC_UTILIZATION
+
+
+def planned_load(plan: FleetPlan) -> PlannedLoad | None:
+    """The per-replica load at peak (over the peak's replicas) and at average (over the
+    average's, as an autoscaler runs it); None without a queueing model."""
+    model = plan.queueing
+    if model is None:
+        return None
+    demand, sized = plan.demand, plan.size
+    peak = demand.requests_per_s * demand.peak_to_average / max(1, sized.replicas_peak)
+    average = demand.requests_per_s / max(1, sized.replicas_average)
+    saturation = model.saturation_rate_per_s
+    return PlannedLoad(peak, peak / saturation, average / saturation, model.latency(peak))
 
 
 def size(
@@ -144,8 +330,11 @@ def _card_priced_inputs(plan: PlanInputs, gpu: GpuSpec) -> PlanInputs:
     return plan
 
 
-def plan_fleet(model: ModelSpec, gpu: GpuSpec, gpu_label: str, plan: PlanInputs, inputs: FleetInputs) -> FleetPlan:
-    """Size a fleet on one GPU (or MIG profile) for the request's traffic."""
+def plan_fleet(
+    model: ModelSpec, gpu: GpuSpec, gpu_label: str, plan: PlanInputs, inputs: FleetInputs, *, exact: bool = True
+) -> FleetPlan:
+    """Size a fleet on one GPU (or MIG profile) for the request's traffic (`exact`: see
+    _under_arrivals)."""
     plan = _card_priced_inputs(plan, gpu)
     fitted = plan_fit(model, gpu, plan)
     if not fitted.result.fits_weights:
@@ -155,9 +344,9 @@ def plan_fleet(model: ModelSpec, gpu: GpuSpec, gpu_label: str, plan: PlanInputs,
             f"(valid sizes {fitted.valid_tensor_parallel})",
         )
     setup = prepare_timing(fitted)
-    capacity = _capacity(fitted, setup, inputs)
+    capacity, queueing = _capacity(fitted, setup, inputs, exact=exact)
     demand = fleet.Demand(inputs.requests_per_s, inputs.peak_to_average, plan.prompt_tokens, plan.output_tokens)
-    return size(fitted, setup, capacity, demand, inputs, gpu_label)
+    return replace(size(fitted, setup, capacity, demand, inputs, gpu_label), queueing=queueing)
 
 
 def forecast(base: FleetPlan, periods: Sequence[Period], inputs: FleetInputs) -> list[tuple[Period, FleetPlan]]:
@@ -170,7 +359,8 @@ def forecast(base: FleetPlan, periods: Sequence[Period], inputs: FleetInputs) ->
             base.demand.prompt_tokens,
             base.demand.output_tokens,
         )
-        rows.append((period, size(base.fit, base.setup, base.capacity, demand, inputs, base.gpu_label)))
+        sized = size(base.fit, base.setup, base.capacity, demand, inputs, base.gpu_label)
+        rows.append((period, replace(sized, queueing=base.queueing)))
     return rows
 
 
@@ -210,14 +400,14 @@ def rank(
     for label, gpu in gpus:
         for profile in _targets(gpu):
             options.extend(_shapes_on(model, gpu, label, replace(plan, mig_profile=profile), inputs))
-    return _order(options)
+    return _settle(options, inputs)
 
 
 def shapes(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
     """On one GPU (or the request's MIG profile of it): every valid TP that holds the weights,
     ranked as `rank` ranks the catalog. The smallest TP that holds the weights is rarely the
     cheapest fleet: a larger one leaves room for KV and batches more per GPU."""
-    return _order(_shapes_on(model, gpu, label, plan, inputs))
+    return _settle(_shapes_on(model, gpu, label, plan, inputs), inputs)
 
 
 def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
@@ -237,15 +427,42 @@ def _option(
     model: ModelSpec, gpu: GpuSpec, label: str, profile: str | None, plan: PlanInputs, inputs: FleetInputs
 ) -> Option:
     try:
-        sized = plan_fleet(model, gpu, label, plan, inputs)
+        sized = plan_fleet(model, gpu, label, plan, inputs, exact=False)
     except SizingError as exc:
         return Option(label, profile, plan.tensor_parallel, plan.weight_precision, None, f"{exc.field}: {exc.message}")
-    reason = None
+    return Option(label, profile, plan.tensor_parallel, sized.fit.weight_precision, sized, _ruled_out(sized))
+
+
+def _ruled_out(sized: FleetPlan) -> str | None:
     if not sized.meets_slo:
-        reason = f"misses the {sized.capacity.bound_by.replace('_', ' ')} even at concurrency 1"
-    elif sized.monthly_cost_usd is None:
-        reason = "no hourly price"
-    return Option(label, profile, plan.tensor_parallel, sized.fit.weight_precision, sized, reason)
+        return f"misses the {sized.capacity.bound_by.replace('_', ' ')} even at concurrency 1"
+    if sized.monthly_cost_usd is None:
+        return "no hourly price"
+    return None
+
+
+def _reassessed(option: Option, inputs: FleetInputs) -> Option:
+    assert option.plan is not None
+    sized = refine(option.plan, inputs)
+    return replace(option, plan=sized, ruled_out=_ruled_out(sized))
+
+
+def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
+    """Branch and bound: in the order of their mean-based (lower-bound) monthly cost, size
+    options at the SLO percentile until the next one's bound is no cheaper than the best so
+    sized; the first of the ranking is then the cheapest option that meets the SLOs, and the
+    others keep their bound (`exact` false), which no refinement could bring below it."""
+    ordered = _order(options)
+    best = math.inf
+    settled = []
+    for option in ordered:
+        plan = option.plan
+        if option.eligible and plan is not None and not plan.capacity.exact and (plan.monthly_cost_usd or 0.0) < best:
+            option = _reassessed(option, inputs)
+            if option.eligible and option.plan is not None and option.plan.monthly_cost_usd is not None:
+                best = min(best, option.plan.monthly_cost_usd)
+        settled.append(option)
+    return _order(settled)
 
 
 def _order(options: list[Option]) -> list[Option]:
@@ -266,6 +483,8 @@ def _order(options: list[Option]) -> list[Option]:
                 why = "meets the SLOs at the best's monthly cost, at a higher cost per token"
             else:
                 why = f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
+            if not option.plan.capacity.exact:
+                why += " (at least: a bound from the mean latencies, not sized at the SLO percentile)"
             ranked.append(replace(option, why=why))
     ranked.extend(replace(o, why=f"ruled out: {o.ruled_out}") for o in rest)
     return ranked

@@ -37,6 +37,16 @@ ENGINE_LEAVES_OUT = (
     "and carry their spread as uncertainty"
 )
 
+# Said instead when random arrivals are modelled (/v1/latency, /v1/fleet): queueing is in.
+ARRIVALS_LEAVES_OUT = (
+    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, prefix-cache savings, "
+    "speculative decoding, priority scheduling and the API server's own queue: lower bounds on time"
+)
+ENGINE_ARRIVALS_LEAVES_OUT = (
+    "prefix-cache hits, speculative decoding, priority scheduling and the API server's own queue, and "
+    "software-version differences; request lengths are drawn from gamma distributions of the given mean and spread"
+)
+
 AVERAGE = "average"
 FULL = "full"
 

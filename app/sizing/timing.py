@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .memory import attended_tokens, kv_bytes_for_context
+from .memory import attended_tokens, kv_bytes_for_context, kv_bytes_per_token_per_layer
 from .parallelism import ep_all_to_all_s, tp_communication_s
 from .precision import bytes_per_param
 from .specs import MLA, ModelSpec
@@ -191,24 +191,42 @@ class Step:
         return self.flops / (self.weight_bytes + self.kv_bytes)
 
 
-def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float) -> Step:
-    """One decode step with `batch` sequences in flight at an average `context_tokens`."""
+def forward_step(
+    work: Workload,
+    hw: Hardware,
+    decodes: int,
+    context_tokens: float,
+    prefill_tokens: float = 0.0,
+    prefill_flops_total: float = 0.0,
+) -> Step:
+    """One engine step: `decodes` sequences each decoding one token at an average
+    `context_tokens`, and `prefill_tokens` prompt tokens costing `prefill_flops_total`.
+
+    The step reads the weights once for decodes and chunk alike (MoE: the experts either
+    touches), reads the decodes' KV, writes the chunk's, and computes both."""
     model = work.model
-    weights = weights_read(work, batch)
-    kv = batch * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
-    flops = batch * (
+    tokens = decodes + prefill_tokens if prefill_tokens else decodes
+    weights = weights_read(work, tokens)
+    kv = decodes * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
+    kv_write = kv_bytes_for_context(model, work.kv_precision, prefill_tokens, work.tp) if prefill_tokens else 0.0
+    flops = decodes * (
         2 * work.decode_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
     )
     return Step(
         weight_bytes=weights.total,
         kv_bytes=kv,
         flops=flops,
-        memory_s=weights_memory_s(hw, weights, work.tp) + hw.memory_s(kv, work.tp),
-        compute_s=hw.compute_s(flops, work.tp),
-        communication_s=communication_s(work, hw, batch),
-        expert_fraction=expert_fraction(model, batch),
+        memory_s=weights_memory_s(hw, weights, work.tp) + hw.memory_s(kv + kv_write, work.tp),
+        compute_s=hw.compute_s(flops + prefill_flops_total, work.tp),
+        communication_s=communication_s(work, hw, tokens),
+        expert_fraction=expert_fraction(model, tokens),
         overhead_s=hw.step_overhead_s,
     )
+
+
+def decode_step(work: Workload, hw: Hardware, batch: int, context_tokens: float) -> Step:
+    """One decode step with `batch` sequences in flight at an average `context_tokens`."""
+    return forward_step(work, hw, batch, context_tokens)
 
 
 def prefill_flops(model: ModelSpec, prompts: float, prompt_tokens: float, params: float | None = None) -> float:
@@ -300,14 +318,10 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
     chunk = prompt / chunks
     context = prompt + output / 2
     decode = decode_step(work, hw, concurrency, context)
-    # The mixed step reads the weights once for decodes and chunk alike (MoE: the experts
-    # either touches), writes the chunk's KV, and computes both; the chunk attends to the
-    # prompt so far, on average half of it.
-    weights = weights_read(work, concurrency + chunk)
-    kv_write = kv_bytes_for_context(model, work.kv_precision, chunk, work.tp)
-    memory_s = weights_memory_s(hw, weights, work.tp) + hw.memory_s(decode.kv_bytes + kv_write, work.tp)
-    compute_s = hw.compute_s(decode.flops + prefill_flops(model, 1, prompt, work.prefill_params) / chunks, work.tp)
-    mixed = max(memory_s, compute_s) + communication_s(work, hw, concurrency + chunk) + hw.step_overhead_s
+    # The chunk attends to the prompt so far: on average, the prompt's attention over chunks.
+    mixed = forward_step(
+        work, hw, concurrency, context, chunk, prefill_flops(model, 1, prompt, work.prefill_params) / chunks
+    ).time_s
     extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
     # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
     # concurrency / output new prompts arrive per step to keep the batch full.
@@ -378,3 +392,163 @@ def gemm_roofline(
         time_s=max(flops / peak_flops, moved / bandwidth_bytes_per_s),
         bound=COMPUTE if intensity >= ridge else MEMORY,
     )
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """The step-time model of `forward_step` reduced to a few float operations, built once
+    per replica for the simulator and the queueing model (the same arithmetic: one source of
+    step times for `continuous_batching`, `simulate` and `queueing`).
+
+    `time_s(decodes, decode_context_tokens, prefill_tokens, prefill_context_tokens)`: one
+    step carrying `decodes` decode tokens whose contexts sum to `decode_context_tokens`, and
+    a prefill chunk of `prefill_tokens` tokens placed after `prefill_context_tokens` tokens of
+    its prompt already in the cache. Several chunks in one step: sum their
+    `chunk_attention_flops` and pass the totals to `time_parts_s`.
+
+    Linear in the contexts (the roofline is), except the weights a MoE step streams (the
+    expert fraction) and sliding-window layers (attended tokens capped). Agrees with
+    `forward_step` to rounding (tests/sizing/test_simulate.py).
+    """
+
+    work: Workload
+    hw: Hardware
+    # Seconds of memory traffic per layer-token of KV read or written.
+    kv_s_per_layer_token: float
+    # Seconds of arithmetic per FLOP, per decode token (linear layers), per prefill token.
+    s_per_flop: float
+    decode_flops_per_token: float
+    prefill_flops_per_token: float
+    # FLOPs one query token spends per cached layer-token (QK^T and AV).
+    attention_flops_per_layer_token: float
+    # Tensor/expert-parallel collectives: a fixed part per step and a part per token.
+    communication_fixed_s: float
+    communication_per_token_s: float
+    overhead_s: float
+    layers: int
+    windowed: bool
+    # Weights streaming time for a dense model (any token count); None for MoE.
+    dense_weights_s: float | None
+    # MoE: the dense part's time, all experts' time at full efficiency, 1 - k/E, k/E and
+    # the grouped GEMMs' efficiency at one token per expert (weights_read, weights_memory_s).
+    moe_shared_s: float = 0.0
+    moe_experts_s: float = 0.0
+    moe_miss: float = 1.0
+    moe_share: float = 0.0
+    moe_efficiency: float = 1.0
+
+    @classmethod
+    def build(cls, work: Workload, hw: Hardware) -> StepModel:
+        model = work.model
+        per_layer_token = kv_bytes_per_token_per_layer(model, work.kv_precision, work.tp)
+        # Collectives are linear in the tokens: their latencies, then bytes per token.
+        comm0 = communication_s(work, hw, 0.0)
+        comm1 = communication_s(work, hw, 1.0) - comm0
+        dense = None if model.is_moe else weights_memory_s(hw, weights_read(work, 1.0), work.tp)
+        moe: dict[str, float] = {}
+        if model.is_moe:
+            assert model.experts and model.experts_per_token
+            every = weights_read(work, math.inf)  # every expert touched
+            moe = {
+                "moe_shared_s": hw.memory_s(every.shared_bytes, work.tp),
+                "moe_experts_s": hw.memory_s(every.expert_bytes, work.tp),
+                "moe_miss": 1.0 - model.experts_per_token / model.experts,
+                "moe_share": model.experts_per_token / model.experts,
+                "moe_efficiency": hw.moe_memory_efficiency,
+            }
+        return cls(
+            work=work,
+            hw=hw,
+            kv_s_per_layer_token=hw.memory_s(per_layer_token, work.tp),
+            s_per_flop=hw.compute_s(1.0, work.tp),
+            decode_flops_per_token=2 * work.decode_params,
+            prefill_flops_per_token=2 * work.prefill_params,
+            attention_flops_per_layer_token=attention_flops_per_context_token(model),
+            communication_fixed_s=comm0,
+            communication_per_token_s=comm1,
+            overhead_s=hw.step_overhead_s,
+            layers=model.layers,
+            windowed=bool(model.sliding_window and model.sliding_window_layers),
+            dense_weights_s=dense,
+            **moe,
+        )
+
+    def weights_s(self, tokens: float) -> float:
+        """Time to stream the weights a step over `tokens` tokens touches."""
+        if self.dense_weights_s is not None:
+            return self.dense_weights_s
+        if tokens <= 0:
+            return self.moe_shared_s
+        fraction = 1.0 - math.pow(self.moe_miss, tokens)
+        per_expert = max(1.0, tokens * self.moe_share / fraction)
+        efficiency = grouped_gemm_efficiency(self.moe_efficiency, per_expert)
+        return self.moe_shared_s + self.moe_experts_s * fraction / efficiency
+
+    def attended(self, context_tokens: float) -> float:
+        """Layer-tokens of cache one sequence of `context_tokens` holds."""
+        if self.windowed:
+            return attended_tokens(self.work.model, context_tokens)
+        return self.layers * context_tokens
+
+    def chunk_attention_flops(self, prefill_tokens: float, prefill_context_tokens: float) -> float:
+        """Causal attention of a chunk of `prefill_tokens` after `prefill_context_tokens`:
+        the prompt's attention to its end less that to the chunk's start (prefill_flops)."""
+        end = prefill_context_tokens + prefill_tokens
+        half = self.attention_flops_per_layer_token / 2
+        return half * (end * self.attended(end) - prefill_context_tokens * self.attended(prefill_context_tokens))
+
+    def time_parts_s(
+        self,
+        decodes: float,
+        decode_attended_layer_tokens: float,
+        prefill_tokens: float,
+        prefill_attention_flops: float,
+        prefill_written_layer_tokens: float,
+    ) -> float:
+        """One step from its parts: the decodes' attended layer-tokens (sum over sequences
+        of `attended(context)`), the prefill tokens with their attention FLOPs and the
+        layer-tokens of KV they write."""
+        tokens = decodes + prefill_tokens
+        if tokens <= 0:
+            return 0.0
+        memory = self.weights_s(tokens) + self.kv_s_per_layer_token * (
+            decode_attended_layer_tokens + prefill_written_layer_tokens
+        )
+        compute = self.s_per_flop * (
+            decodes * self.decode_flops_per_token
+            + self.attention_flops_per_layer_token * decode_attended_layer_tokens
+            + prefill_tokens * self.prefill_flops_per_token
+            + prefill_attention_flops
+        )
+        communication = self.communication_fixed_s + self.communication_per_token_s * tokens
+        return (memory if memory > compute else compute) + communication + self.overhead_s
+
+    def time_s(
+        self,
+        decodes: float,
+        decode_context_tokens: float,
+        prefill_tokens: float = 0.0,
+        prefill_context_tokens: float = 0.0,
+    ) -> float:
+        """One step: `decodes` decode tokens whose contexts sum to `decode_context_tokens`
+        (each decode's KV is read at the mean context), and one prefill chunk."""
+        if self.windowed:
+            attended = decodes * self.attended(decode_context_tokens / decodes) if decodes else 0.0
+        else:
+            attended = self.layers * decode_context_tokens
+        flops = self.chunk_attention_flops(prefill_tokens, prefill_context_tokens) if prefill_tokens else 0.0
+        written = self.attended(prefill_tokens) if prefill_tokens else 0.0
+        return self.time_parts_s(decodes, attended, prefill_tokens, flops, written)
+
+
+def step_time_s(
+    work: Workload,
+    hw: Hardware,
+    decodes: int,
+    prefill_tokens: float,
+    decode_context_tokens: float,
+    prefill_context_tokens: float = 0.0,
+) -> float:
+    """Duration of one engine step (see StepModel.time_s); builds the model each call: use
+    `StepModel.build(work, hw)` once when evaluating many steps."""
+    return StepModel.build(work, hw).time_s(decodes, decode_context_tokens, prefill_tokens, prefill_context_tokens)

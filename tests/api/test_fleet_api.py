@@ -36,31 +36,37 @@ def test_seed_fleet_without_a_spare_costs_10800_a_month(client):
 
 
 def test_a_10_ms_tpot_slo_bounds_llama_3_1_8b_on_h100(client):
-    body = get_ok(
-        client,
-        "/v1/fleet",
-        model="llama-3.1-8b",
-        gpu="h100-sxm",
-        prompt_tokens=2048,
-        output_tokens=512,
-        requests_per_day=100_000,
-        tpot_slo_ms=10,
-    )
+    shape = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "prompt_tokens": 2048, "output_tokens": 512}
+    body = get_ok(client, "/v1/fleet", **shape, requests_per_day=100_000, tpot_slo_ms=10)
     replica = body["replica"]
-    assert replica["bound_by"] == "tpot_slo"
+    assert replica["bound_by"] == "tpot_slo" and replica["meets_slo"]
+    # The capacity is the highest arrival rate whose 95th-percentile TPOT meets the SLO...
+    rate = replica["max_request_rate"]
     assert replica["time_per_token_ms"] <= 10
-    # One more sequence would break the SLO: ask /v1/throughput's continuous-batching block.
-    after = get_ok(
-        client,
-        "/v1/throughput",
-        model="llama-3.1-8b",
-        gpu="h100-sxm",
-        prompt_tokens=2048,
-        output_tokens=512,
-        concurrency=replica["concurrency"] + 1,
-    )
-    assert after["continuous_batching"]["time_per_token_ms"] > 10
+    assert replica["tokens_per_s"] == pytest.approx(rate * 512)
+    # ...which /v1/latency, the same model, confirms, and 5% more arrivals break.
+    at, above = get_ok(client, "/v1/latency", **shape, sweep_rates=[rate, rate * 1.05], tpot_slo_ms=10)["rates"]
+    assert at["tpot_ms"]["p95"] <= 10 < above["tpot_ms"]["p95"]
     assert replica["concurrency"] < replica["max_concurrency"]
+
+
+def test_the_replica_says_how_loaded_it_runs_and_what_it_predicts_at_the_planned_peak(client):
+    body = get_ok(
+        client, "/v1/fleet", model="llama-3.1-8b", gpu="h100-sxm", requests_per_day=2e6, peak_to_average=2,
+        tpot_slo_ms=40, ttft_slo_ms=1500, slo_percentile=99,
+    )  # fmt: skip
+    replica = body["replica"]
+    peak_per_replica = body["requests_per_s"] * 2 / body["replicas_peak"]
+    predicted = replica["predicted"]
+    assert predicted["request_rate"] == pytest.approx(peak_per_replica)
+    # At most the capacity rate arrives at a replica at peak, so the SLOs hold at p99 there.
+    assert peak_per_replica <= replica["max_request_rate"] * (1 + 1e-9)
+    assert predicted["tpot_ms"]["p99"] <= 40 and predicted["ttft_ms"]["p99"] <= 1500
+    assert 0 < replica["utilization_average"] <= replica["utilization_peak"] < 1
+    assert replica["optimistic"] is (replica["utilization_peak"] > 0.8)
+    # A measured per-replica rate has no queueing model behind it.
+    measured = get_ok(client, "/v1/fleet", **SEED)["replica"]
+    assert measured["max_request_rate"] is None and measured["predicted"] is None
 
 
 def test_ranking_for_llama_3_2_1b_includes_mig_slices_each_with_its_spare_card(client):
@@ -143,7 +149,9 @@ def test_vllm_command_takes_its_sizes_from_the_plan(client):
     # vLLM downloads what it serves: the checkpoint's Hugging Face repo, not the catalog slug.
     assert command.startswith("vllm serve meta-llama/Llama-3.1-70B ")
     assert f"--tensor-parallel-size {body['replica']['tensor_parallel']}" in command
-    assert f"--max-num-seqs {body['autoscaling']['target_in_flight_per_replica']}" in command
+    # The engine's running-batch cap the capacity assumed (here the KV cache's, under vLLM's 256).
+    assert f"--max-num-seqs {body['replica']['max_num_seqs']}" in command
+    assert body["replica"]["max_num_seqs"] == min(256, body["replica"]["max_concurrency"])
     assert "--max-model-len 2560" in command and "--kv-cache-dtype fp8" in command
 
 
@@ -200,8 +208,11 @@ def test_a_named_gpu_gets_its_cheapest_tensor_parallel_size_not_the_smallest(cli
     assert alternatives[0]["tensor_parallel"] == named["replica"]["tensor_parallel"]
     assert alternatives[0]["why"].startswith("cheapest per month")
     for lost in alternatives[1:]:
+        # A size whose mean-latency bound already costs more is not sized at the percentile:
+        # its cost is a lower bound, and it says so.
         extra = lost["monthly_cost_usd"] - named["monthly_cost_usd"]
-        assert lost["why"] == f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
+        assert lost["why"].startswith(f"meets the SLOs but costs {extra:.2f} USD more per month than the best")
+        assert lost["capacity_exact"] or lost["why"].endswith("not sized at the SLO percentile)")
     # The smallest size that holds the weights (TP2) is KV-bound: it needs more GPUs.
     tp2 = next(a for a in alternatives if a["tensor_parallel"] == 2)
     assert tp2["gpus_total"] > named["gpus_total"]

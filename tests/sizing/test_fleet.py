@@ -49,6 +49,11 @@ def test_tensor_parallel_replicas_multiply_gpus_and_mig_slices_pack_into_cards()
     assert fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(0), replicas_per_card=7).gpus_total == 1
 
 
+def test_no_traffic_on_slices_keeps_one_spare_card_with_one_replica():
+    idle = fleet.size_fleet(fleet.Demand(0.0, 3, 2048, 500), 3000, 1, fleet.Redundancy(), replicas_per_card=7)
+    assert (idle.replicas_peak, idle.replicas_total, idle.gpus_total) == (0, 1, 1)
+
+
 def test_mig_slices_of_two_zones_never_share_a_card():
     # Three zones, one of which may be lost: each holds ceil(6 / 2) = 3 replicas, on its own card.
     zoned = fleet.size_fleet(SEED_DEMAND, 3000, 1, fleet.Redundancy(zones=3), replicas_per_card=7)

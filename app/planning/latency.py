@@ -1,0 +1,278 @@
+"""/v1/latency: one replica under random arrivals, percentiles against request rate.
+
+The replica is /v1/throughput's (the same fit, engine profile, calibration and step-time
+model); what arrives is the request's workload. `mode=analytic` evaluates the queueing model
+(app/sizing/queueing.py, microseconds per rate), `mode=simulate` the discrete-event simulator
+(app/sizing/simulate.py, about a second per 5,000 requests on this hardware), whose
+percentiles come with 95% confidence half-widths. Either way the answer names the highest
+rate meeting the given SLOs at `slo_percentile`, from the analytic model (a bisection the
+simulator would take minutes for), and what binds it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from app.sizing.errors import SizingError
+from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
+from app.sizing.queueing import E2E_SLO, KV_CAPACITY, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
+from app.sizing.simulate import Limits, Percentiles, SimulationResult, Traffic, saturation_rate, simulate
+from app.sizing.timing import StepModel
+
+from .calibration import Applied, apply, basis
+from .context import Context
+from .replica import engine_fields, with_engine
+from .requests import LatencyRequest, Workload
+
+SIMULATE = "simulate"
+
+
+@dataclass(frozen=True)
+class Replica:
+    """One replica made ready for arrivals: its fit, its step-time model and its limits."""
+
+    fit: FitPlan
+    steps: StepModel
+    limits: Limits
+    traffic: Traffic  # the workload's shape; the rate is set per evaluation
+
+
+def replica(fitted: FitPlan, workload: Workload) -> Replica:
+    """The step-time model and the engine's limits of a fitted replica (KV capacity from the
+    fit, the token budget and max_num_seqs from the engine's defaults or the request)."""
+    inputs = fitted.inputs
+    if not fitted.result.fits_weights or fitted.result.max_concurrency < 1:
+        raise SizingError(
+            "prompt_tokens",
+            f"not one sequence of {inputs.prompt_tokens + inputs.output_tokens} tokens fits in the KV cache "
+            f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
+        )
+    assert inputs.max_batched_tokens is not None  # resolve_defaults sets it for every engine
+    setup = prepare_timing(fitted)
+    limits = Limits(
+        max_batched_tokens=inputs.max_batched_tokens,
+        # engine=ideal has no cap of its own: the KV cache is the only limit.
+        max_num_seqs=inputs.max_num_seqs or fitted.result.max_concurrency,
+        kv_capacity_tokens=fitted.result.kv_capacity_tokens,
+    )
+    traffic = Traffic(
+        rate_per_s=1.0,
+        prompt_tokens=inputs.prompt_tokens,
+        output_tokens=inputs.output_tokens,
+        prompt_tokens_cv=workload.arrivals.prompt_tokens_cv,
+        output_tokens_cv=workload.arrivals.output_tokens_cv,
+        burstiness=workload.arrivals.burstiness,
+    )
+    return Replica(fitted, StepModel.build(setup.work, setup.hardware), limits, traffic)
+
+
+def _ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
+    """A Percentiles in seconds as milliseconds; unstable (or not a number): null."""
+
+    def ms(value: float) -> float | None:
+        return value * MS if stable and math.isfinite(value) else None
+
+    return {"mean": ms(p.mean), "p50": ms(p.p50), "p90": ms(p.p90), "p95": ms(p.p95), "p99": ms(p.p99)}
+
+
+def _meets(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percentiles, stable: bool) -> bool | None:
+    """Whether the SLOs hold at the percentile; None when none is given."""
+    slos = [(workload.ttft_slo_ms, ttft), (workload.tpot_slo_ms, tpot), (workload.arrivals.e2e_slo_ms, e2e)]
+    given = [(slo, p) for slo, p in slos if slo is not None]
+    if not given:
+        return None
+    return stable and all(p.at(workload.arrivals.slo_percentile) * MS <= slo for slo, p in given)
+
+
+def _analytic_row(estimate: LatencyEstimate, workload: Workload) -> dict[str, Any]:
+    stable = estimate.stable
+    return {
+        "request_rate": estimate.rate_per_s,
+        "utilization": estimate.utilization,
+        "stable": stable,
+        "in_flight_mean": estimate.in_flight_mean if stable else None,
+        "queue_wait_ms": _ms(estimate.queue_wait_s, stable),
+        "ttft_ms": _ms(estimate.ttft_s, stable),
+        "tpot_ms": _ms(estimate.tpot_s, stable),
+        "itl_ms": _ms(estimate.itl_s, stable),
+        "e2e_ms": _ms(estimate.e2e_s, stable),
+        "output_tokens_per_s": estimate.output_tokens_per_s if stable else None,
+        "kv_fits": estimate.kv_ok,
+        "meets_slo": _meets(workload, estimate.ttft_s, estimate.tpot_s, estimate.e2e_s, stable and estimate.kv_ok),
+    }
+
+
+def _simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any]:
+    stable = result.stable
+    return {
+        "request_rate": result.rate_per_s,
+        "utilization": result.utilization,
+        "stable": stable,
+        "in_flight_mean": result.in_flight_mean if stable else None,
+        "queue_wait_ms": _ms(result.queue_wait_s, stable),
+        "ttft_ms": _ms(result.ttft_s, stable),
+        "tpot_ms": _ms(result.tpot_s, stable),
+        "itl_ms": _ms(result.itl_s, stable),
+        "e2e_ms": _ms(result.e2e_s, stable),
+        "output_tokens_per_s": result.output_tokens_per_s if stable else None,
+        "kv_fits": result.preemptions == 0,
+        "meets_slo": _meets(workload, result.ttft_s, result.tpot_s, result.e2e_s, stable),
+        # 95% half-widths by batch means: the simulator's own sampling error.
+        "confidence_95_ms": {
+            "queue_wait_ms": _ms(result.queue_wait_ci, stable),
+            "ttft_ms": _ms(result.ttft_ci, stable),
+            "tpot_ms": _ms(result.tpot_ci, stable),
+            "e2e_ms": _ms(result.e2e_ci, stable),
+        },
+        "preemptions": result.preemptions,
+        "measured_requests": result.measured_requests,
+    }
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / MS
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """The highest rate meeting the SLOs at the percentile, what stops a higher one, and
+    whether any rate meets them."""
+
+    rate_per_s: float
+    bound_by: str
+    meets_slo: bool
+
+
+# Halvings of (0, saturation) the simulator's capacity search takes: 1/256 of saturation,
+# each on at most CAPACITY_REQUESTS requests (the percentiles' noise there is a few percent).
+SIMULATED_BISECTIONS = 8
+CAPACITY_REQUESTS = 10_000
+
+
+def _failing(result: SimulationResult, workload: Workload) -> str | None:
+    """What a simulated rate misses first, or None when it meets every SLO given."""
+    if not result.stable:
+        return SATURATION
+    if result.preemptions:
+        return KV_CAPACITY
+    checks = ((workload.ttft_slo_ms, result.ttft_s, TTFT_SLO), (workload.tpot_slo_ms, result.tpot_s, TPOT_SLO))
+    for slo, observed, name in (*checks, (workload.arrivals.e2e_slo_ms, result.e2e_s, E2E_SLO)):
+        if slo is not None and observed.at(workload.arrivals.slo_percentile) * MS > slo:
+            return name
+    return None
+
+
+def simulated_capacity(shape: Replica, workload: Workload, seed: int, requests: int, saturation: float) -> Capacity:
+    """`max_request_rate` by bisection on simulations (the same seed at every rate: common
+    random numbers, so the comparison between rates is not noise)."""
+    lo, hi, reason = 0.0, saturation, SATURATION
+    for _ in range(SIMULATED_BISECTIONS):
+        mid = (lo + hi) / 2
+        result = simulate(
+            shape.steps,
+            replace(shape.traffic, rate_per_s=mid),
+            shape.limits,
+            seed=seed,
+            requests=min(requests, CAPACITY_REQUESTS),
+            saturation_rate_per_s=saturation,
+        )
+        why = _failing(result, workload)
+        if why is None:
+            lo = mid
+        else:
+            hi, reason = mid, why
+    return Capacity(lo, reason, lo > 0)
+
+
+def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
+    """Percentiles of queue wait, TTFT, TPOT, ITL and E2E at each rate, and the capacity."""
+    model, model_label = context.model(request.model)
+    gpu, gpu_label = context.gpu(request.gpu)
+    inputs = with_engine(context, request.engine, request.inputs)
+    applied = apply(context, request.model, request.gpu, inputs, request.given)
+    workload = request.workload
+    shape = replica(plan_fit(model, gpu, applied.inputs), workload)
+    analytic = ReplicaModel.build(shape.steps, shape.traffic, shape.limits)
+    if request.mode == SIMULATE:
+        saturation = saturation_rate(
+            shape.steps, shape.traffic, shape.limits, seed=request.seed, requests=min(request.requests, 2000)
+        )
+        results = [
+            simulate(
+                shape.steps,
+                replace(shape.traffic, rate_per_s=rate),
+                shape.limits,
+                seed=request.seed,
+                requests=request.requests,
+                saturation_rate_per_s=saturation,
+            )
+            for rate in request.rates
+        ]
+        rows = [_simulated_row(result, workload) for result in results]
+        capacity = simulated_capacity(shape, workload, request.seed, request.requests, saturation)
+    else:
+        saturation = analytic.saturation_rate_per_s
+        rows = [_analytic_row(analytic.latency(rate), workload) for rate in request.rates]
+        found = analytic.max_request_rate(
+            _seconds(workload.ttft_slo_ms),
+            _seconds(workload.tpot_slo_ms),
+            _seconds(workload.arrivals.e2e_slo_ms),
+            workload.arrivals.slo_percentile,
+        )
+        capacity = Capacity(found.rate_per_s, found.bound_by, found.meets_slo)
+    return _body(request, shape, model_label, gpu_label, applied, saturation, capacity, rows, context.notes)
+
+
+def _body(
+    request: LatencyRequest,
+    shape: Replica,
+    model_label: str,
+    gpu_label: str,
+    applied: Applied,
+    saturation: float,
+    capacity: Capacity,
+    rows: list[dict[str, Any]],
+    notes: tuple[str, ...],
+) -> dict[str, Any]:
+    fitted, workload = shape.fit, request.workload
+    slos_given = any(v is not None for v in (workload.ttft_slo_ms, workload.tpot_slo_ms, workload.arrivals.e2e_slo_ms))
+    unstable = [row["request_rate"] for row in rows if not row["stable"]]
+    warnings = [*fitted.warnings, *notes, *applied.notes(fitted.tensor_parallel, fitted.kv_precision)]
+    if unstable:
+        warnings.append(
+            f"past capacity ({saturation:.3g} requests/s): no steady state at "
+            + ", ".join(f"{rate:g}" for rate in unstable)
+            + " requests/s; the queue grows without bound"
+        )
+    return {
+        "model": model_label,
+        "gpu": gpu_label,
+        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        "mode": request.mode,
+        "tensor_parallel": fitted.tensor_parallel,
+        "weight_precision": fitted.weight_precision,
+        "kv_precision": fitted.kv_precision,
+        **engine_fields(fitted),
+        "kv_capacity_tokens": fitted.result.kv_capacity_tokens,
+        "prompt_tokens": fitted.inputs.prompt_tokens,
+        "output_tokens": fitted.inputs.output_tokens,
+        "prompt_tokens_cv": workload.arrivals.prompt_tokens_cv,
+        "output_tokens_cv": workload.arrivals.output_tokens_cv,
+        "arrival": "poisson" if workload.arrivals.burstiness == 1 else "gamma",
+        "burstiness": workload.arrivals.burstiness,
+        "saturation_rate": saturation,
+        "slo_percentile": workload.arrivals.slo_percentile,
+        "ttft_slo_ms": workload.ttft_slo_ms,
+        "tpot_slo_ms": workload.tpot_slo_ms,
+        "e2e_slo_ms": workload.arrivals.e2e_slo_ms,
+        "max_request_rate": capacity.rate_per_s,
+        "max_request_rate_bound_by": capacity.bound_by,
+        "max_request_rate_meets_slo": capacity.meets_slo if slos_given else None,
+        "rates": rows,
+        "basis": basis(applied),
+        "calibration": applied.describe(),
+        "leaves_out": ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
+        "warnings": warnings,
+    }

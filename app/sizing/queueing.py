@@ -1,0 +1,852 @@
+"""Fast analytic mode: one replica under random arrivals (MODEL.md §7), on the step-time
+model the simulator uses (`timing.StepModel`); tens of microseconds for the means.
+
+The open-loop fixed point at λ requests/s (E[P], E[O] the mean prompt and output tokens,
+T = max_batched_tokens):
+
+    N      running decodes, Little's law: N = λ (E[O] - 1) TPOT
+    t_d    the decode-only step a decoding request sees (itself and N others)
+    k      chunks of the mean prompt after the decodes: ceil(E[P] / (T - N))
+    X      what a prompt adds to the steps it rides on: k (t_mixed - t_d); a prompt that
+           finds a backlog (probability σ) shares its step with the 1 / (1 - σ) queued with
+           it, a fuller step past the memory-bound knee
+    u      λ X: TPOT = t_d / (1 - u) (the load effect: steps get longer, t0 / (1 - u))
+
+iterated to the fixed point (secant steps). Decodes pile up while prefill runs, so the mean
+TPOT exceeds the step average: a linearised fluid model of N under the busy / idle
+alternation of the prefill stream corrects N and TPOT (`_feedback`).
+
+Prefill is the queue: prompts are served as a token stream at T - N tokens per full step,
+S = P t_full / (T - N), ρ = λ E[S]. An arrival finds it busy with probability σ, the root of
+the GI/M/1 equation σ = (1 + (1 - σ) / (k ρ))^-k for gamma(k) inter-arrivals (σ = ρ at
+Poisson); the wait given busy has mean S / (1 - σ) (ca² + cs²) / (ca² + 1) (Pollaczek-
+Khinchine at Poisson; ca² = 1/k, cs² the prompt spread) and an exponential (gamma) tail,
+after the residual of the mixed step in flight; an arrival that finds it idle waits out
+the decode step in flight, if any. Near the running-batch cap (`max_num_seqs`, or the seats
+the KV cache holds at E[P] + E[O]/2 tokens each) requests also wait for a seat: Erlang C,
+scaled by the Allen-Cunneen factor. TTFT percentiles mix all this over the prompt lengths
+(quadrature nodes); TPOT percentiles mix, over output lengths, a lognormal spread from the
+prompts arriving within a request's decode window (compound count, over-dispersed by ca²
+and the load) and the drift of N; ITL is the decode-only or the mixed step; E2E is TTFT
+plus the decode steps.
+
+KV: mean and sd of the KV held (an M/G/∞ count of contexts, sd widened when bursty); a rate is
+KV-safe when mean + 3 sd <= capacity. Utilization is λ / λ_sat, λ_sat the throughput with
+every request queued: N decodes and full-budget prefill steps in balance, N the budget's
+share (T E[O-1] / (E[P] + E[O-1])) or the seats, whichever is fewer (`_saturation`); within
+about 10% of the simulator's on the bench grid.
+
+The spread constants below were fitted by hand against the simulator on bench.latency.GRID
+and not refitted for the cases added later (bench.latency.HELD_OUT; the prompt-packing term
+was added after seeing them); tests/sizing/test_queueing.py holds both to the simulator.
+Left out: preemption cascades when the KV cache is nearly full (the KV rule keeps plans out
+of that regime), prefix caching, and priority scheduling.
+
+Entry points
+------------
+`ReplicaModel.build(steps, traffic, limits) -> ReplicaModel`
+    once per replica shape and traffic shape (lengths, spreads, burstiness); the rate of
+    `traffic` is not used. `steps` is `timing.StepModel.build(work, hw)`. About 0.1-5 ms
+    (quadrature nodes of gamma lengths are found by bisection).
+`model.saturation_rate_per_s`, `model.saturation_bound`
+    λ_sat and what bounds it (`saturation`: the step budget, `max_num_seqs`, `kv_capacity`).
+`model.mean_core(rate_per_s) -> MeanCore`
+    the fixed point: means only (N, TPOT, TTFT, queue wait, E2E, step times, ρ, σ), for
+    ranking; `stable` False past saturation.
+`model.latency(rate_per_s, percentiles=True) -> LatencyEstimate`
+    `utilization`, `stable`, `in_flight_mean`, Percentiles (mean, p50, p90, p95, p99,
+    seconds) of queue wait, TTFT, TPOT, ITL and E2E (NaN percentiles when not asked, NaN
+    everything when unstable), output tokens/s, KV mean and sd and `kv_ok`. About 1-10 ms
+    with percentiles.
+`model.max_request_rate(ttft_slo_s=None, tpot_slo_s=None, e2e_slo_s=None, percentile=95)
+ -> MaxRate`  the highest rate meeting every given SLO at the percentile (50, 90, 95, 99)
+    and the KV rule, by bisection on (0, λ_sat) to 0.1%, with `bound_by` (`ttft_slo`,
+    `tpot_slo`, `e2e_slo`, `kv_capacity`, `max_num_seqs`, `saturation`), `meets_slo`
+    (False, rate 0, when even a trickle fails) and the estimate at that rate. About 1-100 ms;
+    `percentile=None` holds the means to the SLOs (mean core only, well under 1 ms): rank
+    with that, then ask the percentile for the finalists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from statistics import NormalDist
+
+from .simulate import GAMMA, LOGNORMAL, Limits, Percentiles, Traffic
+from .timing import StepModel
+
+TTFT_SLO = "ttft_slo"
+TPOT_SLO = "tpot_slo"
+E2E_SLO = "e2e_slo"
+KV_CAPACITY = "kv_capacity"
+MAX_NUM_SEQS = "max_num_seqs"
+SATURATION = "saturation"
+OFFERED_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
+
+# Quadrature nodes over a length distribution (equal-probability strata).
+LENGTH_NODES = 12
+# KV safety: mean + KV_SIGMAS sd of the KV held must fit (MODEL.md §7).
+KV_SIGMAS = 3.0
+# Tuning of the spreads, fitted against the simulator (bench/latency.py).
+WAIT_TAIL_SHAPE = 1.0  # gamma shape of the prefill wait given a wait
+TPOT_DISPERSION = 2.0  # arrivals in a decode window vary this much more than Poisson (x ca²)
+N_DRIFT_SHARE = 0.5  # share of N's variance a decode window's average keeps
+TPOT_AMPLIFY_POWER = 1.0  # the window's count variance grows as 1 / (1 - u) to this power
+# Seat waits (Erlang C): P(wait) x f and the mean given a wait x sqrt(f), f the Allen-Cunneen
+# factor (ca² + cs²) / 2 of the holding time; exponential given a wait.
+SEAT_PROB_POWER = 1.0
+SEAT_GIVEN_POWER = 0.5
+SEAT_TAIL_SHAPE = 1.0
+_NAN = math.nan
+_NAN_PERCENTILES = Percentiles(_NAN, _NAN, _NAN, _NAN, _NAN)
+_STD_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class MeanCore:
+    """The fixed point's means at one rate (seconds, tokens)."""
+
+    rate_per_s: float
+    stable: bool
+    running: float  # N, decoding requests
+    chunks: int  # of the mean prompt
+    chunk_tokens: float
+    decode_step_s: float  # t_d with N + 1 decodes
+    mixed_step_s: float  # a step carrying a chunk, N decodes
+    prefill_s: float  # the mean prompt's own prefill steps
+    load: float  # u = λ X
+    prefill_utilization: float  # ρ of the prefill stream
+    tpot_s: float
+    queue_wait_s: float
+    ttft_s: float
+    e2e_s: float
+    seat_wait_s: float
+    wait_probability: float  # σ, prefill stream busy at an arrival
+    busy_wait_s: float = 0.0  # mean backlog ahead of an arrival that finds the stream busy
+
+
+@dataclass(frozen=True)
+class LatencyEstimate:
+    rate_per_s: float
+    saturation_rate_per_s: float
+    utilization: float
+    stable: bool
+    in_flight_mean: float
+    running_mean: float
+    queue_wait_s: Percentiles
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    itl_s: Percentiles
+    e2e_s: Percentiles
+    output_tokens_per_s: float
+    kv_tokens_mean: float
+    kv_tokens_sd: float
+    kv_ok: bool
+    core: MeanCore
+
+
+@dataclass(frozen=True)
+class MaxRate:
+    rate_per_s: float  # 0 when no rate meets the SLOs
+    bound_by: str
+    meets_slo: bool
+    estimate: LatencyEstimate | None  # at that rate
+
+
+def _length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODES) -> tuple[float, ...]:
+    """Equal-weight nodes of an integer length distribution >= 1 (the simulator's): the
+    quantiles at the middles of n strata."""
+    if cv <= 0:
+        return (float(max(1, round(mean))),)
+    nodes = []
+    for i in range(n):
+        q = (i + 0.5) / n
+        if distribution == LOGNORMAL:
+            s2 = math.log1p(cv * cv)
+            x = math.exp(math.log(mean) - s2 / 2 + math.sqrt(s2) * _STD_NORMAL.inv_cdf(q))
+        else:
+            x = _gamma_quantile(1 / (cv * cv), mean * cv * cv, q)
+        nodes.append(float(max(1, round(x))))
+    # Midpoint quantiles miss the far tail: scale them back to the mean.
+    scale = mean / (sum(nodes) / n)
+    return tuple(max(1.0, x * scale) for x in nodes)
+
+
+def _gamma_quantile(shape: float, scale: float, q: float) -> float:
+    lo, hi = 0.0, shape * scale * 10 + 10 * scale
+    while gamma_cdf(shape, hi / scale) < q:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if gamma_cdf(shape, mid / scale) < q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def gamma_cdf(shape: float, x: float) -> float:
+    """Regularized lower incomplete gamma P(shape, x) (series / continued fraction)."""
+    if x <= 0:
+        return 0.0
+    if x < shape + 1:
+        term = 1.0 / shape
+        total = term
+        a = shape
+        for _ in range(500):
+            a += 1
+            term *= x / a
+            total += term
+            if term < total * 1e-12:
+                break
+        return min(1.0, total * math.exp(-x + shape * math.log(x) - math.lgamma(shape)))
+    # Lentz's continued fraction for Q.
+    b = x + 1 - shape
+    c = 1e300
+    d = 1 / b
+    h = d
+    for i in range(1, 500):
+        an = -i * (i - shape)
+        b += 2
+        d = an * d + b
+        d = 1e-300 if abs(d) < 1e-300 else d
+        c = b + an / c
+        c = 1e-300 if abs(c) < 1e-300 else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-12:
+            break
+    return max(0.0, 1.0 - math.exp(-x + shape * math.log(x) - math.lgamma(shape)) * h)
+
+
+def _gi_m_1_sigma(rho: float, shape: float) -> float:
+    """P(wait > 0) of a GI/M/1 queue with gamma(shape) inter-arrivals at load rho: the root
+    in (0, 1) of σ = A(σ) = (1 + (1 - σ) / (shape ρ))^-shape (σ = ρ for Poisson). A - σ is
+    convex with roots σ* and 1, so Newton from 0 climbs to σ* monotonically."""
+    if rho <= 0:
+        return 0.0
+    if rho >= 1:
+        return 1.0
+    if abs(shape - 1.0) < 1e-12:
+        return rho
+    sigma = 0.0
+    kr = shape * rho
+    for _ in range(100):
+        base = 1 + (1 - sigma) / kr
+        a = math.pow(base, -shape)
+        slope = a / (base * rho)
+        step = (a - sigma) / (1 - slope)
+        sigma += step
+        if step < 1e-12:
+            break
+    return min(sigma, 1.0)
+
+
+def erlang_c(servers: float, offered: float) -> float:
+    """Probability an arrival waits for one of `servers` (rounded down) at `offered` load."""
+    c = max(1, int(servers))
+    if offered <= 0:
+        return 0.0
+    if offered >= c:
+        return 1.0
+    b = 1.0
+    for j in range(1, c + 1):
+        b = offered * b / (j + offered * b)
+    return c * b / (c - offered * (1 - b))
+
+
+def _lognormal_cdf(mean: float, var: float, x: float) -> float:
+    if x <= 0:
+        return 0.0
+    if var <= 0:
+        return 1.0 if x >= mean else 0.0
+    s2 = math.log1p(var / (mean * mean))
+    mu = math.log(mean) - s2 / 2
+    return 0.5 * (1 + math.erf((math.log(x) - mu) / math.sqrt(2 * s2)))
+
+
+def _solve(cdf: object, p: float, hi: float) -> float:
+    """The smallest t with cdf(t) >= p, by bisection (cdf non-decreasing)."""
+    assert callable(cdf)
+    lo = 0.0
+    while cdf(hi) < p:
+        lo = hi
+        hi *= 2
+        if hi > 1e9:
+            return math.inf
+    for _ in range(48):
+        mid = (lo + hi) / 2
+        if cdf(mid) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-7 * hi:
+            break
+    return (lo + hi) / 2
+
+
+@dataclass(frozen=True)
+class ReplicaModel:
+    steps: StepModel
+    traffic: Traffic
+    limits: Limits
+    prompt_nodes: tuple[float, ...]
+    output_nodes: tuple[float, ...]
+    prompt_mean: float
+    output_mean: float
+    decode_steps_mean: float  # E[O - 1]
+    decode_context: float  # time-average context of a decoding request
+    arrival_scv: float
+    kv_per_rate_mean: float  # KV tokens held per unit rate, per TPOT second
+    kv_per_rate_square: float
+    output_var: float
+    attended_context: float  # layer-tokens of cache one decoding request reads
+    prompt_attention_flops: float  # the mean prompt's causal attention
+    seats: float  # min(max_num_seqs, KV seats)
+    seats_bound: str
+    saturation_rate_per_s: float
+    saturation_bound: str
+
+    @classmethod
+    def build(cls, steps: StepModel, traffic: Traffic, limits: Limits) -> ReplicaModel:
+        if traffic.length_distribution not in (GAMMA, LOGNORMAL):
+            raise ValueError(f"unknown length distribution {traffic.length_distribution!r}")
+        cap = limits.kv_capacity_tokens
+        pn = tuple(
+            min(p, cap - 1.0)
+            for p in _length_nodes(traffic.prompt_tokens, traffic.prompt_tokens_cv, traffic.length_distribution)
+        )
+        on = _length_nodes(traffic.output_tokens, traffic.output_tokens_cv, traffic.length_distribution)
+        p_mean = sum(pn) / len(pn)
+        o_mean = sum(on) / len(on)
+        p2 = sum(p * p for p in pn) / len(pn)
+        d_mean = sum(o - 1 for o in on) / len(on)
+        # A decoding request's context runs P .. P + O - 2 over its O - 1 steps.
+        tri = sum((o - 1) * o / 2 for o in on) / len(on)
+        context = p_mean + (tri / d_mean if d_mean > 0 else 0.0)
+        # Per decode second: sum over steps of context, and of context^2.
+        kv1 = p_mean * d_mean + tri
+        kv2 = sum((o - 1) * p2 + p_mean * (o - 1) * o + (o - 1) * o * (2 * o - 1) / 6 for o in on) / len(on)
+        footprint = p_mean + o_mean / 2
+        kv_seats = cap / footprint
+        seats = float(min(limits.max_num_seqs, limits.max_batched_tokens))
+        bound = MAX_NUM_SEQS
+        if kv_seats < seats:
+            seats, bound = kv_seats, KV_CAPACITY
+        model = cls(
+            steps=steps,
+            traffic=traffic,
+            limits=limits,
+            prompt_nodes=pn,
+            output_nodes=on,
+            prompt_mean=p_mean,
+            output_mean=o_mean,
+            decode_steps_mean=d_mean,
+            decode_context=context,
+            arrival_scv=traffic.arrival_scv,
+            kv_per_rate_mean=kv1,
+            kv_per_rate_square=kv2,
+            output_var=sum((o - o_mean) ** 2 for o in on) / len(on),
+            attended_context=steps.attended(context),
+            prompt_attention_flops=steps.chunk_attention_flops(p_mean, 0.0),
+            seats=seats,
+            seats_bound=bound,
+            saturation_rate_per_s=1.0,
+            saturation_bound=SATURATION,
+        )
+        rate, why = model._saturation()
+        return replace(model, saturation_rate_per_s=rate, saturation_bound=why)
+
+    def _saturation(self) -> tuple[float, str]:
+        """λ_sat with every request queued: N decodes run, and the steps that carry prefill
+        carry a full budget (T - N tokens). Prefill tokens in = decode completions out:
+        λ E[P] = f (T - N) / t̄ and λ = N / (E[O - 1] t̄), t̄ = f t_full + (1 - f) t_d, so the
+        share of full steps is f = E[P] N / (E[O - 1] (T - N)). Budget-bound, f = 1 and
+        N = T E[O - 1] / (E[P] + E[O - 1]); seat-bound (max_num_seqs, or the seats the KV
+        holds), N = seats and f < 1."""
+        s = self.steps
+        budget = self.limits.max_batched_tokens
+        d_mean, p = self.decode_steps_mean, self.prompt_mean
+        n = budget * d_mean / (p + d_mean)
+        bound = SATURATION
+        if n > self.seats:
+            n, bound = self.seats, self.seats_bound
+        room = max(1.0, budget - n)
+        full = s.time_parts_s(
+            n, n * self.attended_context, room, self.prompt_attention_flops * room / p, s.attended(room)
+        )
+        if d_mean <= 0:
+            return room / (p * full), bound
+        share = min(1.0, p * n / (d_mean * room))
+        mean_step = share * full + (1.0 - share) * self._decode_s(n)
+        return n / (d_mean * mean_step), bound
+
+    # -- step times ---------------------------------------------------------------------
+    def _decode_s(self, decodes: float) -> float:
+        return self.steps.time_parts_s(decodes, decodes * self.attended_context, 0, 0.0, 0.0)
+
+    def _prefill(self, decodes: float, prompt: float) -> tuple[int, float, float]:
+        """Chunks of `prompt` after `decodes` decodes take the budget, the tokens of each,
+        and one chunk step's duration (attention averaged over the chunks)."""
+        s = self.steps
+        room = max(1.0, self.limits.max_batched_tokens - decodes)
+        k = math.ceil(prompt / room - 1e-9)
+        chunk = prompt / k
+        whole = self.prompt_attention_flops if prompt == self.prompt_mean else s.chunk_attention_flops(prompt, 0.0)
+        t = s.time_parts_s(decodes, decodes * self.attended_context, chunk, whole / k, s.attended(chunk))
+        return k, chunk, t
+
+    def _loop_steps(self, seen: float) -> tuple[int, float, float, float, float]:
+        """One pass of the fixed point's step times with `seen` decodes, in one go: the
+        mean prompt's chunks, their tokens and step (`_prefill`), the decode-only step
+        (`_decode_s`) and the prompt's share of the prefill stream (`_fluid_service_s`)."""
+        s = self.steps
+        if s.windowed:
+            k, chunk, alone = self._prefill(seen, self.prompt_mean)
+            return k, chunk, alone, self._decode_s(seen), self._fluid_service_s(seen, self.prompt_mean)
+        p = self.prompt_mean
+        room = max(1.0, self.limits.max_batched_tokens - seen)
+        k = math.ceil(p / room - 1e-9)
+        chunk = p / k
+        kv = s.kv_s_per_layer_token
+        per_flop = s.s_per_flop
+        per_token = s.prefill_flops_per_token
+        layers = s.layers
+        fixed = s.communication_fixed_s + s.overhead_s
+        per_comm = s.communication_per_token_s
+        weights = s.weights_s
+        attended = seen * self.attended_context
+        decode_flops = seen * s.decode_flops_per_token + s.attention_flops_per_layer_token * attended
+        memory = weights(seen) + kv * attended
+        compute = per_flop * decode_flops
+        decode = (memory if memory > compute else compute) + fixed + per_comm * seen
+        memory = weights(seen + chunk) + kv * (attended + layers * chunk)
+        compute = per_flop * (decode_flops + chunk * per_token + self.prompt_attention_flops / k)
+        alone = (memory if memory > compute else compute) + fixed + per_comm * (seen + chunk)
+        memory = weights(seen + room) + kv * (attended + layers * room)
+        compute = per_flop * (decode_flops + room * per_token + self.prompt_attention_flops * room / p)
+        full = (memory if memory > compute else compute) + fixed + per_comm * (seen + room)
+        return k, chunk, alone, decode, p * full / room
+
+    # -- the mean core ------------------------------------------------------------------
+    def mean_core(self, rate_per_s: float) -> MeanCore:
+        """The fixed point at `rate_per_s` (see the module docstring); means only."""
+        lam = rate_per_s
+        d_mean = self.decode_steps_mean
+        p = self.prompt_mean
+        budget = self.limits.max_batched_tokens
+        shape = self.traffic.burstiness
+        n = lam * d_mean * self._decode_s(1.0)
+        stable = True
+        td = 0.0
+        k = 1
+        chunk = p
+        u = rho = sigma = 0.0
+        tpot = 0.0
+        # n = F(n), F increasing: plain iteration climbs to the fixed point from below; secant
+        # steps speed it up, and a secant step that lands where F fails falls back.
+        prev_n = prev_g = math.nan
+        last_plain = n
+        secant = True
+        for _ in range(60):
+            # As a decoding request sees the steps: itself and N others.
+            seen = n + 1.0
+            room = max(1.0, budget - seen)
+            k, chunk, t_alone, td, service = self._loop_steps(seen)
+            rho = lam * service
+            failed = rho >= 1.0
+            if not failed:
+                extra = k * max(0.0, t_alone - td)
+                if p < room:
+                    sigma = _gi_m_1_sigma(rho, shape)
+                    # A prompt that finds a backlog shares its step with the prompts queued
+                    # with it (GI/M/1: 1 / (1 - σ) of them): a fuller step, past the knee.
+                    packed = min(room, p / (1.0 - sigma))
+                    extra = (1.0 - sigma) * extra + sigma * max(0.0, self._prefill(seen, packed)[2] - td) * p / packed
+                u = lam * extra
+                failed = u >= 1.0
+            if not failed:
+                tpot = td / (1.0 - u)
+                new = lam * d_mean * tpot
+                failed = new > self.seats
+            if failed:
+                if secant and n != last_plain:
+                    secant = False
+                    n = last_plain
+                    continue
+                stable = False
+                n = min(n, self.seats)
+                break
+            g = new - n
+            if abs(g) <= 1e-7 * (1.0 + n):
+                n = new
+                break
+            candidate = new
+            if secant and prev_g == prev_g and g != prev_g:
+                candidate = n - g * (n - prev_n) / (g - prev_g)
+                if not 0.0 < candidate < math.inf:
+                    candidate = new
+            prev_n, prev_g = n, g
+            last_plain = new
+            n = candidate
+        k, chunk, tm = self._prefill(n, p)
+        prefill = k * tm
+        if not stable or lam * prefill >= 1.0:
+            return self._unstable(lam, n, k, chunk, td, tm, prefill, u, rho)
+        ca2 = self.arrival_scv
+        cs2 = self.traffic.prompt_tokens_cv**2
+        service = self._fluid_service_s(n, p)
+        rho = lam * service
+        sigma = _gi_m_1_sigma(rho, shape)
+        # GI/M/1's wait, its service scaled to the spread: P-K at Poisson.
+        wait = sigma / (1.0 - sigma) * service * (ca2 + cs2) / (ca2 + 1.0)
+        given = wait / sigma if sigma > 0 else 0.0
+        # The step in flight (a mixed one when the stream is busy, else a decode step if any
+        # runs), then the backlog.
+        decoding = 1.0 - math.exp(-n)
+        residual = sigma * tm / 2 + (1.0 - sigma) * decoding * self._decode_s(max(n, 1.0)) / 2
+        n, tpot = self._feedback(lam, n, tpot, td, tm, prefill, min(1.0, lam * prefill), ca2, cs2)
+        seat_wait, _, _ = self._seat_wait(lam, prefill, tpot)
+        if math.isinf(seat_wait):
+            return self._unstable(lam, n, k, chunk, td, tm, prefill, u, rho)
+        queue_wait = residual + wait + seat_wait
+        overhead = self.steps.hw.request_overhead_s
+        ttft = overhead + queue_wait + prefill
+        e2e = ttft + d_mean * tpot
+        return MeanCore(
+            lam, True, n, k, chunk, td, tm, prefill, u, rho, tpot, queue_wait, ttft, e2e, seat_wait, sigma, given
+        )
+
+    @staticmethod
+    def _unstable(
+        lam: float, n: float, k: int, chunk: float, td: float, tm: float, prefill: float, u: float, rho: float
+    ) -> MeanCore:
+        inf = math.inf
+        return MeanCore(lam, False, n, k, chunk, td, tm, prefill, u, rho, inf, inf, inf, inf, inf, 1.0)
+
+    def _feedback(
+        self,
+        lam: float,
+        n: float,
+        tpot: float,
+        td: float,
+        tm: float,
+        prefill: float,
+        mixed_share: float,
+        ca2: float,
+        cs2: float,
+    ) -> tuple[float, float]:
+        """Decodes pile up while the prefill stream is busy (steps are long and prompts keep
+        turning into decodes), so they are more numerous on the long steps than on the short
+        ones and the mean TPOT exceeds the step average. A fluid model: dN/dt = a(t) - N r(t),
+        a = 1/S and r = 1/(E[O-1] t_m) while prefill runs, a = 0 and r = 1/(E[O-1] t_d) while
+        not; linearised, with the busy indicator's correlation decaying over the residual
+        busy period and the mean idle period, E[N r] = λ gives N."""
+        d_mean = self.decode_steps_mean
+        if d_mean <= 0 or mixed_share <= 0 or tm <= td:
+            return n, tpot
+        rho = mixed_share
+        r_mean = (rho / tm + (1 - rho) / td) / d_mean
+        dr = (1 / td - 1 / tm) / d_mean
+        sigma = _gi_m_1_sigma(rho, self.traffic.burstiness)
+        busy = prefill / (1 - sigma)
+        busy_residual = prefill * (ca2 + cs2) / (2 * (1 - sigma) ** 2)
+        idle = busy * (1 - rho) / rho
+        decay = 1 / busy_residual + 1 / idle
+        c = rho * (1 - rho) / (r_mean + decay)
+        denominator = r_mean - dr * dr * c
+        if denominator <= 0:
+            return n, tpot
+        # Prompts turn into decodes as their prefill ends: inside a busy period only when
+        # another prompt waits behind them (σ).
+        n_corr = (lam + sigma * dr * c / prefill) / denominator
+        n0 = lam / r_mean
+        factor = n_corr / n0
+        return n * factor, tpot * factor
+
+    def _fluid_service_s(self, decodes: float, prompt: float) -> float:
+        """A prompt's share of the prefill stream: its tokens at the rate of full steps."""
+        s = self.steps
+        room = max(1.0, self.limits.max_batched_tokens - decodes)
+        full = s.time_parts_s(
+            decodes,
+            decodes * self.attended_context,
+            room,
+            self.prompt_attention_flops * room / self.prompt_mean,
+            s.attended(room),
+        )
+        return prompt * full / room
+
+    def _seat_wait(self, lam: float, prefill_s: float, tpot_s: float) -> tuple[float, float, float]:
+        """Mean wait for a seat, P(wait), and the mean wait given one (Erlang C): a seat is
+        held through the prefill and the decode steps."""
+        holding_s = prefill_s + self.decode_steps_mean * tpot_s
+        offered = lam * holding_s
+        c = self.seats
+        if c - offered > 4.0 * math.sqrt(offered) + 1.0:
+            # Halfin-Whitt: P(wait) < 1e-4 beyond 4 standard deviations of the seats.
+            return 0.0, 0.0, 0.0
+        if offered >= int(c):
+            return math.inf, 1.0, math.inf
+        # Allen-Cunneen: G/G/c waits scale with (ca² + cs²) / 2 of M/M/c's.
+        cs2 = self.output_var * tpot_s * tpot_s / (holding_s * holding_s)
+        scale = (self.arrival_scv + cs2) / 2
+        pw = min(1.0, erlang_c(c, offered) * scale**SEAT_PROB_POWER)
+        given = holding_s / (int(c) - offered) * scale**SEAT_GIVEN_POWER
+        return pw * given, pw, given
+
+    # -- percentiles --------------------------------------------------------------------
+    def latency(self, rate_per_s: float, percentiles: bool = True) -> LatencyEstimate:
+        """The replica at `rate_per_s`: means always, percentiles when asked; unstable (past
+        λ_sat or the fixed point) gives NaN figures and the capacity's output tokens/s."""
+        core = self.mean_core(rate_per_s)
+        lam = rate_per_s
+        util = lam / self.saturation_rate_per_s
+        stable = core.stable and util < 1.0
+        kv_mean, kv_sd = self._kv(core)
+        kv_ok = kv_mean + KV_SIGMAS * kv_sd <= self.limits.kv_capacity_tokens
+        if not stable:
+            return LatencyEstimate(
+                lam,
+                self.saturation_rate_per_s,
+                util,
+                False,
+                math.inf,
+                core.running,
+                _NAN_PERCENTILES,
+                _NAN_PERCENTILES,
+                _NAN_PERCENTILES,
+                _NAN_PERCENTILES,
+                _NAN_PERCENTILES,
+                self.saturation_rate_per_s * self.output_mean,
+                kv_mean,
+                kv_sd,
+                False,
+                core,
+            )
+        if percentiles:
+            wait, ttft = self._ttft_percentiles(core)
+            tpot = self._tpot_percentiles(core)
+            itl = self._itl_percentiles(core)
+            e2e = self._e2e_percentiles(core, ttft)
+        else:
+            wait = Percentiles(core.queue_wait_s, _NAN, _NAN, _NAN, _NAN)
+            ttft = Percentiles(core.ttft_s, _NAN, _NAN, _NAN, _NAN)
+            tpot = Percentiles(core.tpot_s, _NAN, _NAN, _NAN, _NAN)
+            itl = Percentiles(core.tpot_s, _NAN, _NAN, _NAN, _NAN)
+            e2e = Percentiles(core.e2e_s, _NAN, _NAN, _NAN, _NAN)
+        return LatencyEstimate(
+            lam,
+            self.saturation_rate_per_s,
+            util,
+            True,
+            lam * e2e.mean,
+            core.running,
+            wait,
+            ttft,
+            tpot,
+            itl,
+            e2e,
+            lam * self.output_mean,
+            kv_mean,
+            kv_sd,
+            kv_ok,
+            core,
+        )
+
+    def _kv(self, core: MeanCore) -> tuple[float, float]:
+        """KV tokens held: decoding contexts (per TPOT second) and half-done prompts."""
+        lam, tpot = core.rate_per_s, core.tpot_s
+        if not core.stable:
+            return math.inf, math.inf
+        mean = lam * tpot * self.kv_per_rate_mean + lam * core.prefill_s * self.prompt_mean / 2
+        var = lam * tpot * self.kv_per_rate_square * max(1.0, self.arrival_scv)
+        return mean, math.sqrt(var)
+
+    def _ttft_percentiles(self, core: MeanCore) -> tuple[Percentiles, Percentiles]:
+        """TTFT mixed over the prompt's length (quadrature nodes) and two cases: the arrival
+        finds the prefill stream idle (1 - σ: the residual of a decode step in flight, if
+        any) or busy (σ: the residual of the mixed step in flight and the wait for the
+        backlog, a gamma tail); then its own chunks; seat waits (Erlang C) on top."""
+        n = core.running
+        sigma = core.wait_probability
+        td = self._decode_s(max(n, 1.0))
+        tm = core.mixed_step_s
+        decoding = 1.0 - math.exp(-n)
+        own = [self._prefill_time(n, p) for p in self.prompt_nodes]
+        given = core.busy_wait_s
+        overhead = self.steps.hw.request_overhead_s
+        _, seat_p, seat_given = self._seat_wait(core.rate_per_s, core.prefill_s, core.tpot_s)
+        shape = WAIT_TAIL_SHAPE
+        scale = given / shape if given > 0 else 0.0
+
+        def uniform(t: float, width: float) -> float:
+            return 1.0 if t >= width else max(0.0, t / width)
+
+        def wait_cdf(t: float) -> float:
+            if t < 0:
+                return 0.0
+            idle = (1.0 - decoding) + decoding * uniform(t, td)
+            # The mixed step's residual (its mean), then the backlog.
+            busy = gamma_cdf(shape, max(0.0, t - tm / 2) / scale) if scale > 0 else uniform(t, tm)
+            f = (1 - sigma) * idle + sigma * busy
+            if seat_p > 0:
+                f = (1 - seat_p) * f + seat_p * gamma_cdf(SEAT_TAIL_SHAPE, t * SEAT_TAIL_SHAPE / seat_given)
+            return f
+
+        def ttft_cdf(t: float) -> float:
+            x = t - overhead
+            return sum(wait_cdf(x - s) for s in own) / len(own)
+
+        hi = max(core.ttft_s, 1e-6) * 4
+        wait = Percentiles(core.queue_wait_s, *(_solve(wait_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
+        mean = overhead + core.queue_wait_s + sum(own) / len(own)
+        ttft = Percentiles(mean, *(_solve(ttft_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
+        return wait, ttft
+
+    def _prefill_time(self, n: float, prompt: float) -> float:
+        k, _, t = self._prefill(n, prompt)
+        return k * t
+
+    def _tpot_spread(self, core: MeanCore) -> tuple[float, float]:
+        """Per unit window, the variance of the prefill time arriving in a request's decode
+        window (compound count of prompts, over-dispersed by ca² and the load), and that of
+        the drift of N (seconds² per decode step², times the window's steps)."""
+        lam, n = core.rate_per_s, core.running
+        x2 = 0.0
+        for p in self.prompt_nodes:
+            k, _, t = self._prefill(n + 1.0, p)
+            x = k * max(0.0, t - core.decode_step_s)
+            x2 += x * x
+        x2 /= len(self.prompt_nodes)
+        amplify = 1.0 / (1.0 - core.load)
+        count = TPOT_DISPERSION * self.arrival_scv * lam * core.tpot_s * x2 * math.pow(amplify, TPOT_AMPLIFY_POWER)
+        slope = self._decode_s(n + 2.0) - self._decode_s(n + 1.0)
+        drift = (slope * amplify) ** 2 * N_DRIFT_SHARE * n * self.arrival_scv
+        return count, drift
+
+    def _tpot_variance(self, core: MeanCore, decode_steps: float, spread: tuple[float, float] | None = None) -> float:
+        """Variance of one request's TPOT over `decode_steps` steps: the arrivals' part
+        falls as 1 / steps, the drift of N does not."""
+        count, drift = self._tpot_spread(core) if spread is None else spread
+        return count / decode_steps + drift
+
+    def _tpot_percentiles(self, core: MeanCore) -> Percentiles:
+        """A lognormal of the mean TPOT and each output length's variance, mixed over the
+        output lengths of requests with at least two tokens."""
+        mean = core.tpot_s
+        spread = self._tpot_spread(core)
+        parts = [(o - 1, self._tpot_variance(core, o - 1, spread)) for o in self.output_nodes if o >= 2]
+        if not parts:
+            return Percentiles(0.0, 0.0, 0.0, 0.0, 0.0)
+
+        def cdf(t: float) -> float:
+            return sum(_lognormal_cdf(mean, v, t) for _, v in parts) / len(parts)
+
+        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+
+    def _itl_percentiles(self, core: MeanCore) -> Percentiles:
+        """Step durations as decoding requests see them: decode-only steps, steps carrying a
+        lone prompt's chunk (an arrival that found the stream idle, 1 - σ), and steps packed
+        with the prompts queued together (σ; 1 / (1 - σ) prompts, up to the budget)."""
+        lam, tpot, n, sigma = core.rate_per_s, core.tpot_s, core.running, core.wait_probability
+        seen = n + 1.0
+        p = self.prompt_mean
+        room = max(1.0, self.limits.max_batched_tokens - seen)
+        k, _, alone = self._prefill(seen, p)
+        td = self._decode_s(seen)
+        parts = [(td, 0.0), (max(td, alone), lam * (1 - sigma) * k * tpot)]
+        if p < room and sigma > 0:
+            packed = min(room, p / (1 - sigma))
+            parts.append((max(td, self._prefill(seen, packed)[2]), lam * sigma * p / packed * tpot))
+        else:
+            parts[1] = (parts[1][0], lam * k * tpot)
+        mixed = sum(w for _, w in parts[1:])
+        if mixed > 1.0:
+            parts = [(t, w / mixed) for t, w in parts]
+            mixed = 1.0
+        parts[0] = (td, 1.0 - mixed)
+        parts.sort()
+        values = []
+        for q in OFFERED_PERCENTILES:
+            acc = 0.0
+            value = parts[-1][0]
+            for t, w in parts:
+                acc += w
+                if acc >= q / 100:
+                    value = t
+                    break
+            values.append(value)
+        return Percentiles(core.tpot_s, *values)
+
+    def _e2e_percentiles(self, core: MeanCore, ttft: Percentiles) -> Percentiles:
+        """TTFT plus the decode steps, mixed over output lengths (lognormal per length; the
+        TTFT's spread read off its p50 to p90)."""
+        ttft_var = ((ttft.p90 - ttft.p50) / 1.2816) ** 2 if ttft.p90 > ttft.p50 else 0.0
+        tpot = core.tpot_s
+        spread = self._tpot_spread(core)
+        parts = []
+        for o in self.output_nodes:
+            d = o - 1
+            var = ttft_var + (d * d * self._tpot_variance(core, d, spread) if d > 0 else 0.0)
+            parts.append((ttft.mean + d * tpot, var))
+        mean = sum(m for m, _ in parts) / len(parts)
+
+        def cdf(t: float) -> float:
+            return sum(_lognormal_cdf(m, v, t) for m, v in parts) / len(parts)
+
+        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+
+    # -- capacity -----------------------------------------------------------------------
+    def max_request_rate(
+        self,
+        ttft_slo_s: float | None = None,
+        tpot_slo_s: float | None = None,
+        e2e_slo_s: float | None = None,
+        percentile: float | None = 95.0,
+        relative_tolerance: float = 1e-3,
+    ) -> MaxRate:
+        """The highest rate whose percentile TTFT, TPOT and E2E meet the given SLOs and
+        whose KV use (mean + 3 sd) fits, by bisection on (0, λ_sat). `percentile` None holds
+        the means to the SLOs instead: the mean core alone, fast enough to rank every shape
+        before computing percentiles for the finalists."""
+        if percentile is not None and float(percentile) not in OFFERED_PERCENTILES:
+            raise ValueError(f"percentile must be one of {OFFERED_PERCENTILES}")
+
+        def figure(p: Percentiles) -> float:
+            return p.mean if percentile is None else p.at(percentile)
+
+        def failing(rate: float) -> tuple[str | None, LatencyEstimate]:
+            est = self.latency(rate, percentiles=percentile is not None)
+            if not est.stable:
+                return SATURATION, est
+            if not est.kv_ok:
+                return KV_CAPACITY, est
+            if ttft_slo_s is not None and figure(est.ttft_s) > ttft_slo_s:
+                return TTFT_SLO, est
+            if tpot_slo_s is not None and figure(est.tpot_s) > tpot_slo_s:
+                return TPOT_SLO, est
+            if e2e_slo_s is not None and figure(est.e2e_s) > e2e_slo_s:
+                return E2E_SLO, est
+            return None, est
+
+        lo, hi = 0.0, self.saturation_rate_per_s
+        best: LatencyEstimate | None = None
+        reason = SATURATION
+        tiny = hi * 1e-6
+        why, est = failing(tiny)
+        if why is not None:
+            return MaxRate(0.0, why, False, est)
+        lo, best = tiny, est
+        while hi - lo > relative_tolerance * hi:
+            mid = (lo + hi) / 2
+            why, est = failing(mid)
+            if why is None:
+                lo, best = mid, est
+            else:
+                hi, reason = mid, why
+        if reason == SATURATION:
+            reason = self.saturation_bound
+        return MaxRate(lo, reason, True, best)
