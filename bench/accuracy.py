@@ -1,6 +1,11 @@
 """`make accuracy`: replay the measured rows (bench/measurements/) through the HTTP API and
 say how far the defaults are from what real engines did.
 
+Open-loop rows (openloop.csv: requests arriving at a rate) are asked a second time, of
+/v1/latency at their measured request rate (Poisson arrivals, ShareGPT's published mean
+lengths), and their median TTFT, TPOT and ITL get a table of their own; `--verbose` lists
+every row of the other tables too.
+
 For every row it asks the planning request the row stands for (bench/accuracy_rows.py), with
 nothing but the row's own settings and the engine's defaults, and prints per metric: n,
 median |error|, 90th percentile |error| and bias (median signed error, predicted vs
@@ -10,7 +15,7 @@ By default the requests go to a real gunicorn on loopback, serving a fresh catal
 catalog_seed/ (as `make serve` would); `--url` replays against a running server instead, and
 `--data DIR` reads another set of rows of the same columns (a held-out set).
 
-    python -m bench.accuracy [--url http://127.0.0.1:8000] [--data DIR] [--out DIR] [--engine NAME]
+    python -m bench.accuracy [--url http://127.0.0.1:8000] [--data DIR] [--out DIR] [--engine NAME] [--verbose]
 """
 
 from __future__ import annotations
@@ -27,7 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.accuracy_rows import DATA_DIR, METRICS, Case, Skipped, load_cases
+from bench.accuracy_rows import (
+    DATA_DIR,
+    METRICS,
+    OPENLOOP_ITL,
+    OPENLOOP_METRICS,
+    OPENLOOP_TPOT,
+    OPENLOOP_TTFT,
+    Case,
+    Skipped,
+    load_cases,
+    load_openloop_cases,
+)
 
 Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
 OUT_DIR = Path("instance") / "accuracy"
@@ -38,6 +54,10 @@ TARGETS = {
     "tpot_ms": (15.0, 35.0),
     "ttft_ms": (25.0, None),
     "output_tokens_per_s": (20.0, None),
+    # Issue 12: open-loop rows within 25% on median TTFT and 15% on median TPOT/ITL.
+    OPENLOOP_TTFT: (25.0, None),
+    OPENLOOP_TPOT: (15.0, None),
+    OPENLOOP_ITL: (15.0, None),
 }
 
 
@@ -121,9 +141,9 @@ class Summary:
         return ("meets " if median_ok and p90_ok else "MISSES ") + goal
 
 
-def summarise(results: list[Result]) -> list[Summary]:
+def summarise(results: list[Result], metrics: tuple[str, ...] = METRICS) -> list[Summary]:
     summaries = []
-    for metric in METRICS:
+    for metric in metrics:
         rows = [r for r in results if r.case.metric == metric]
         if not rows:
             continue
@@ -167,21 +187,46 @@ def table(summaries: list[Summary]) -> list[str]:
     return lines
 
 
-def print_tables(results: list[Result], all_heading: str, trusted_heading: str) -> None:
+def print_tables(
+    results: list[Result], all_heading: str, trusted_heading: str, metrics: tuple[str, ...] = METRICS
+) -> None:
     """The summary over every row, then over the rows of high or medium trust."""
     for heading, chosen in ((all_heading, results), (trusted_heading, trusted(results))):
         print(heading)
-        for line in table(summarise(chosen)):
+        for line in table(summarise(chosen, metrics)):
             print(line)
 
 
-def write_report(results: list[Result], skipped: list[Skipped], out_dir: Path, source: str) -> tuple[Path, Path]:
+def row_lines(results: list[Result]) -> list[str]:
+    """Per row and metric: measured, predicted, error and how the row was asked."""
+    lines = [
+        "| row | metric | engine | trust | measured | predicted | error % | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.case.row_id} | {r.case.metric} | {r.case.engine} | {r.case.trust} | {r.case.measured:.6g} | "
+            f"{_fmt(r.predicted, 4) if r.predicted is not None else '-'} | {_fmt(r.error_percent)} | "
+            f"{r.error or r.case.note} |"
+        )
+    return lines
+
+
+def write_report(
+    results: list[Result],
+    skipped: list[Skipped],
+    out_dir: Path,
+    source: str,
+    openloop: list[Result] | None = None,
+    openloop_skipped: list[Skipped] | None = None,
+) -> tuple[Path, Path]:
+    openloop = openloop or []
     out_dir.mkdir(parents=True, exist_ok=True)
     csv_path = out_dir / "accuracy.csv"
     with csv_path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["row_id", "metric", "engine", "trust", "measured", "predicted", "error_percent", "failure"])
-        for r in results:
+        for r in [*results, *openloop]:
             writer.writerow(
                 [
                     r.case.row_id,
@@ -208,6 +253,11 @@ def write_report(results: list[Result], skipped: list[Skipped], out_dir: Path, s
         )
     if skipped:
         lines += ["", "## Skipped", ""] + [f"- {s.row_id}: {s.reason}" for s in skipped]
+    if openloop or openloop_skipped:
+        lines += ["", "## Open-loop rows through /v1/latency", "", "All rows:", ""]
+        lines += [*table(summarise(openloop, OPENLOOP_METRICS)), "", "Rows of high or medium trust:", ""]
+        lines += [*table(summarise(trusted(openloop), OPENLOOP_METRICS)), "", *row_lines(openloop)]
+        lines += [""] + [f"- skipped {s.row_id}: {s.reason}" for s in openloop_skipped or []]
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return csv_path, md_path
 
@@ -218,15 +268,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DATA_DIR, help="folder with memory/speed/openloop CSVs")
     parser.add_argument("--out", type=Path, default=OUT_DIR)
     parser.add_argument("--engine", help="ask every row under this engine instead of the row's own (e.g. ideal)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="list every row of every table")
     args = parser.parse_args(argv)
     cases, skipped = load_cases(args.data)
+    openloop_cases, openloop_skipped = load_openloop_cases(args.data)
     if args.url:
         results = replay(cases, http_asker(args.url), args.engine)
+        openloop = replay(openloop_cases, http_asker(args.url), args.engine)
     else:
         from bench.server import running_server
 
         with running_server(workers=1) as server:
             results = replay(cases, http_asker(server.base_url), args.engine)
+            openloop = replay(openloop_cases, http_asker(server.base_url), args.engine)
     label = f"{args.data} ({len(cases)} figures from {len({c.row_id for c in cases})} rows)"
     print(f"Accuracy of the defaults on {label}" + (f", engine={args.engine}" if args.engine else ""))
     print("error = (predicted - measured) / measured; bias = median signed error")
@@ -236,7 +290,25 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r.case.row_id} {r.case.metric}: no prediction ({r.error})")
     for s in skipped:
         print(f"  skipped {s.row_id}: {s.reason}")
-    csv_path, md_path = write_report(results, skipped, args.out, label)
+    if args.verbose:
+        for line in row_lines(results):
+            print(line)
+    if openloop_cases or openloop_skipped:
+        rows = len({c.row_id for c in openloop_cases})
+        print()
+        print(f"Open-loop rows through /v1/latency ({len(openloop_cases)} figures from {rows} rows): one replica at")
+        print("the row's request rate, Poisson arrivals, ShareGPT's published mean lengths; medians (p50)")
+        print_tables(
+            openloop,
+            "Open-loop rows, all:",
+            "Open-loop rows of high or medium trust:",
+            OPENLOOP_METRICS,
+        )
+        for line in row_lines(openloop):
+            print(line)
+        for s in openloop_skipped:
+            print(f"  skipped {s.row_id}: {s.reason}")
+    csv_path, md_path = write_report(results, skipped, args.out, label, openloop, openloop_skipped)
     print(f"wrote {csv_path} and {md_path}")
     return 0
 

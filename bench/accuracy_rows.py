@@ -80,9 +80,31 @@ GPU_PATTERNS = (
 # GPUs that are not in the catalog but whose memory a row prints: planned inline, memory only.
 INLINE_GPUS = {r"rtx 3090": {"name": "NVIDIA RTX 3090 24GB", "memory_gb": 24, "architecture": "ampere-gddr"}}
 
-# ShareGPT-like open-loop runs give no lengths; vLLM's ShareGPT sample averages about this.
+# ShareGPT-like open-loop runs give no lengths; vLLM's ShareGPT sample averages about this
+# (the closed-loop approximation of open-loop rows below, which the constants were fitted on).
 SHAREGPT_PROMPT_TOKENS = 220
 SHAREGPT_OUTPUT_TOKENS = 200
+
+# The /v1/latency replay of open-loop rows (OPENLOOP_METRICS). The rows and the measurements'
+# README give no lengths, so these are published figures of the same sampling: vLLM's
+# benchmark_serving on ShareGPT_V3_unfiltered_cleaned_split (first turn, Llama-3.1 tokenizer,
+# 1,000 prompts): "Total input tokens: 229711, Total generated tokens: 203068"
+# (vllm-project/vllm pull request #18566, 2025-05-22), i.e. 230 in and 203 out per request.
+SHAREGPT_MEAN_PROMPT_TOKENS = 230
+SHAREGPT_MEAN_OUTPUT_TOKENS = 203
+# No source found here gives ShareGPT's coefficients of variation (only means and
+# histograms), and none is fitted: lengths are replayed as fixed, which leaves out the
+# spread's share of queueing (the replay understates waits, more so at higher rates).
+SHAREGPT_PROMPT_TOKENS_CV = 0.0
+SHAREGPT_OUTPUT_TOKENS_CV = 0.0
+
+# Open-loop figures, replayed through /v1/latency at the row's request rate: medians
+# (p50; a mean where the row gives no median) of TTFT, TPOT and ITL. Their own metrics, so
+# the fit (which asks /v1/fit and /v1/throughput only) never sees them.
+OPENLOOP_TTFT = "openloop_ttft_p50_ms"
+OPENLOOP_TPOT = "openloop_tpot_p50_ms"
+OPENLOOP_ITL = "openloop_itl_p50_ms"
+OPENLOOP_METRICS = (OPENLOOP_TTFT, OPENLOOP_TPOT, OPENLOOP_ITL)
 
 
 class Skip(Exception):
@@ -420,6 +442,77 @@ def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
                 row_id, TTFT, ttft, "/v1/throughput", at, extract=_field("continuous_batching.ttft_ms"),
                 note=note, **common,
             )  # fmt: skip
+
+
+def _rate_answer(figure: str, statistic: str) -> Callable[[dict[str, Any]], float | None]:
+    """rates[0].<figure>.<statistic> of a /v1/latency answer (None past saturation)."""
+
+    def get(body: dict[str, Any]) -> float | None:
+        value = body["rates"][0][figure][statistic]
+        return None if value is None else float(value)
+
+    return get
+
+
+def openloop_latency_cases(path: Path) -> Iterator[Case | Skipped]:
+    """Open-loop rows as /v1/latency questions: one replica at the row's request rate,
+    Poisson arrivals (the benchmarks' default), ShareGPT's published mean lengths; each
+    measured median against the predicted one (a measured mean against the predicted mean)."""
+    for row in _rows(path):
+        row_id = row["row_id"]
+        try:
+            if "sharegpt" not in (row.get("dataset") or "").lower():
+                raise Skip(f"dataset {row.get('dataset')!r} has no published length statistics here")
+            rate = _num(row["request_rate"])
+            if rate is None or rate <= 0:
+                raise Skip("no request rate")
+            tp = _int(row["tensor_parallel"]) or 1
+            params = _base(row, row["model"], row["precision"], tp)
+        except Skip as exc:
+            yield Skipped(row_id, str(exc))
+            continue
+        params.update(
+            prompt_tokens=SHAREGPT_MEAN_PROMPT_TOKENS,
+            output_tokens=SHAREGPT_MEAN_OUTPUT_TOKENS,
+            prompt_tokens_cv=SHAREGPT_PROMPT_TOKENS_CV,
+            output_tokens_cv=SHAREGPT_OUTPUT_TOKENS_CV,
+            arrival="poisson",
+            request_rate=rate,
+            mode="analytic",
+        )
+        common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
+        achieved = _num(row.get("achieved_req_s"))
+        note = f"Poisson at {rate:g} req/s" + (f" (achieved {achieved:g})" if achieved else "")
+        for metric, figure in ((OPENLOOP_TTFT, "ttft"), (OPENLOOP_TPOT, "tpot"), (OPENLOOP_ITL, "itl")):
+            median, mean = _num(row.get(f"{figure}_p50_ms")), _num(row.get(f"{figure}_mean_ms"))
+            measured, statistic = (median, "p50") if median is not None else (mean, "mean")
+            if measured is None:
+                continue
+            yield Case(
+                row_id,
+                metric,
+                measured,
+                "/v1/latency",
+                params,
+                extract=_rate_answer(f"{figure}_ms", statistic),
+                note=f"{note}; {statistic}",
+                **common,
+            )
+
+
+def load_openloop_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:
+    """The open-loop rows of data_dir/openloop.csv as /v1/latency cases (none without the file)."""
+    path = data_dir / "openloop.csv"
+    if not path.exists():
+        return [], []
+    cases: list[Case] = []
+    skipped: list[Skipped] = []
+    for item in openloop_latency_cases(path):
+        if isinstance(item, Case):
+            cases.append(item)
+        else:
+            skipped.append(item)
+    return cases, skipped
 
 
 def load_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:

@@ -39,6 +39,14 @@ PLANNING = (
     ("GET /v1/fit", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm"),
     ("GET /v1/throughput", "/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm"),
     ("GET /v1/fleet (whole catalog)", "/v1/fleet?model=llama-3.2-1b&requests_per_day=100000&tpot_slo_ms=50"),
+    (
+        "GET /v1/latency (analytic)",
+        "/v1/latency?model=llama-3.1-8b&gpu=h100-sxm&sweep_rates=1,4,8&tpot_slo_ms=40&prompt_tokens_cv=0.5",
+    ),
+    (
+        "GET /v1/latency (simulate 5k)",
+        "/v1/latency?model=llama-3.1-8b&gpu=h100-sxm&request_rate=4&mode=simulate&requests=5000",
+    ),
 )
 SOAK_URL = PLANNING[0][1]
 

@@ -11,7 +11,15 @@ from typing import Any
 
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 
-from app.planning.requests import CostRequest, FleetRequest, LatencyRequest, PlanRequest, RooflineRequest, Workload
+from app.planning.requests import (
+    CostRequest,
+    FleetRequest,
+    LatencyRequest,
+    PlanRequest,
+    RooflineRequest,
+    Simulation,
+    Workload,
+)
 from app.sizing.engine import DEFAULT_ENGINE
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
 from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
@@ -496,13 +504,25 @@ class WorkloadSchema(Schema):
         return Workload(self.arrivals(data), data.get("ttft_slo_ms"), data.get("tpot_slo_ms"))
 
 
+class SimulationSchema(Schema):
+    """How to evaluate the arrivals: the analytic model, or the simulator with its seed and size."""
+
+    mode = fields.String(load_default="analytic", validate=validate.OneOf(MODES))
+    seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
+    requests = Integer(load_default=DEFAULT_REQUESTS, validate=count(1_000, MAX_REQUESTS))
+
+    @staticmethod
+    def simulation(data: dict[str, Any]) -> Simulation | None:
+        return Simulation(data["seed"], data["requests"]) if data["mode"] == "simulate" else None
+
+
 class PeriodSchema(Schema):
     period = fields.String(required=True, validate=validate.Length(min=1, max=64))
     requests_per_day = fields.Float(required=True, validate=validate.Range(min=0, max=1e13))
     peak_to_average = fields.Float(allow_none=True, validate=validate.Range(min=1, max=1000))
 
 
-class FleetSchema(ThroughputSchema, WorkloadSchema):
+class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
     """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
@@ -556,6 +576,7 @@ class FleetSchema(ThroughputSchema, WorkloadSchema):
             limit=data["limit"],
             deployment=data.get("deployment"),
             prometheus_url=data["prometheus_url"],
+            simulation=self.simulation(data),
             given=given,
         )
 
@@ -569,7 +590,7 @@ def _requests_per_s(data: dict[str, Any]) -> float:
     return float(data["forecast"][0]["requests_per_day"]) / SECONDS_PER_DAY
 
 
-class LatencySchema(ThroughputSchema, WorkloadSchema):
+class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
     """Inputs of /v1/latency: one replica's knobs (as /v1/throughput), the arrivals, and the
     rates to evaluate."""
 
@@ -579,9 +600,6 @@ class LatencySchema(ThroughputSchema, WorkloadSchema):
         load_default=list,
         validate=validate.Length(max=MAX_SWEEP_RATES, error=f"at most {MAX_SWEEP_RATES} rates"),
     )
-    mode = fields.String(load_default="analytic", validate=validate.OneOf(MODES))
-    seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
-    requests = Integer(load_default=DEFAULT_REQUESTS, validate=count(1_000, MAX_REQUESTS))
 
     @validates_schema
     def _rates(self, data: dict[str, Any], **_: Any) -> None:
@@ -603,9 +621,7 @@ class LatencySchema(ThroughputSchema, WorkloadSchema):
             inputs=self.inputs(data),
             workload=self.workload(data),
             rates=rates,
-            mode=data["mode"],
-            seed=data["seed"],
-            requests=data["requests"],
+            simulation=self.simulation(data),
             given=given,
         )
 

@@ -272,13 +272,6 @@ class Spread(Schema):
     p99 = fields.Float(required=True, allow_none=True)
 
 
-class LatencyConfidence(Schema):
-    queue_wait_ms = fields.Nested("Spread", required=True)
-    ttft_ms = fields.Nested("Spread", required=True)
-    tpot_ms = fields.Nested("Spread", required=True)
-    e2e_ms = fields.Nested("Spread", required=True)
-
-
 class LatencyRow(Schema):
     request_rate = fields.Float(required=True)
     utilization = fields.Float(required=True)
@@ -295,6 +288,11 @@ class LatencyRow(Schema):
     confidence_95_ms = fields.Nested("LatencyConfidence")
     preemptions = fields.Integer()
     measured_requests = fields.Integer()
+
+
+# The per-request figures a simulation gives half-widths for, and a fleet predicts at its peak.
+PER_REQUEST = "queue_wait_ms ttft_ms tpot_ms e2e_ms"
+LatencyConfidence = Schema.from_dict(taken(LatencyRow, PER_REQUEST), name="LatencyConfidence")
 
 
 class LatencyResponse(_EngineFigures):
@@ -363,23 +361,20 @@ FleetReplica = Schema.from_dict(
         "utilization_average": fields.Float(required=True, allow_none=True),
         "optimistic": fields.Boolean(required=True, allow_none=True),
         "predicted": fields.Nested("FleetPredicted", required=True, allow_none=True),
+        "simulated": fields.Nested("LatencyRow", required=True, allow_none=True),
     },
     name="FleetReplica",
 )
 
 
-class FleetPredicted(Schema):
-    request_rate = fields.Float(required=True)
-    queue_wait_ms = fields.Nested("Spread", required=True)
-    ttft_ms = fields.Nested("Spread", required=True)
-    tpot_ms = fields.Nested("Spread", required=True)
-    e2e_ms = fields.Nested("Spread", required=True)
+FleetPredicted = Schema.from_dict(taken(LatencyRow, f"request_rate {PER_REQUEST}"), name="FleetPredicted")
 
 
 class FleetAutoscaling(Schema):
     min_replicas = fields.Integer(required=True)
     max_replicas = fields.Integer(required=True)
     target_in_flight_per_replica = fields.Integer(required=True)
+    target_queue_per_replica = fields.Integer(required=True)
     max_in_flight_per_replica = fields.Integer(required=True)
     cold_start_s = fields.Float(required=True, allow_none=True)
     queue_metric = fields.String(required=True)

@@ -560,8 +560,13 @@ FIELDS: dict[str, str] = {
         "Further concurrencies to evaluate, one `sweep` row each (at most 256), sequences. On GET: comma-separated "
         "(`sweep=1,8,64`) or repeated (`sweep=1&sweep=8`)."
     ),
+    "target_queue_per_replica": (
+        "Requests waiting per replica at its capacity rate (the queueing model's mean queue, by Little's law; "
+        "else a quarter of the target in flight): the KEDA trigger on vllm:num_requests_waiting, requests."
+    ),
     "target_in_flight_per_replica": (
-        "Requests in flight per replica to scale at (the SLO-bound concurrency), requests."
+        "Requests in flight per replica to scale at: on average at the capacity rate (steady state: the SLO-bound "
+        "concurrency), requests."
     ),
     "tensor_parallel": (
         "Tensor-parallel size, i.e. GPUs per replica. Default: the smallest valid size that holds the requested "
@@ -986,6 +991,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "`/v1/latency?mode=simulate` or a load test."
         ),
         "predicted": "The replica's predicted latency at the planned peak rate (FleetPredicted); null when measured.",
+        "simulated": (
+            "With `mode=simulate`: the replica at the planned peak rate, simulated (a LatencyRow, with confidence "
+            "half-widths): the precise mode's check of the analytic capacity; else null."
+        ),
         "tokens_per_s": (
             "Output tokens per second of one replica under continuous batching (or the measured figure), tokens/s. "
             "Null if the figure is unbounded (not finite)."
@@ -1016,6 +1025,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "limit": (
             "Ranked options returned when `gpu` is omitted, count (`options_total` says how many there were); "
             "with a `gpu` and no `tensor_parallel`, the `alternatives` listed."
+        ),
+        "mode": (
+            "`analytic` (default): capacities from the queueing model. `simulate`: the chosen option's replica is "
+            "also simulated at the planned peak rate (`replica.simulated`), to check the analytic figures."
         ),
         "tensor_parallel": (
             "Tensor-parallel size of each replica, GPUs. Default with a `gpu`: the valid size whose fleet is "

@@ -13,14 +13,25 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from app.sizing.fleet_plan import FleetPlan, Option, Period, forecast, plan_fleet, planned_load, rank, shapes
+from app.sizing.fleet_plan import (
+    FleetPlan,
+    Option,
+    Period,
+    forecast,
+    plan_fleet,
+    planned_load,
+    rank,
+    shapes,
+    simulated_at_peak,
+)
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
 from app.sizing.simulate import Percentiles
 
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
+from .latency import simulated_row
 from .replica import engine_fields, with_engine
-from .requests import FleetRequest
+from .requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
 # vLLM's V1 metric names, which a generated autoscaling policy refers to.
@@ -58,7 +69,7 @@ def _load_fields(plan: FleetPlan) -> dict[str, Any]:
     }
 
 
-def replica_body(plan: FleetPlan) -> dict[str, Any]:
+def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> dict[str, Any]:
     fitted, capacity = plan.fit, plan.capacity
     return {
         "gpu": plan.gpu_label,
@@ -76,6 +87,7 @@ def replica_body(plan: FleetPlan) -> dict[str, Any]:
         "meets_slo": capacity.meets_slo,
         "max_num_seqs": capacity.max_num_seqs or capacity.concurrency,
         **_load_fields(plan),
+        "simulated": simulated,
     }
 
 
@@ -119,11 +131,22 @@ def vllm_command(plan: FleetPlan, model_label: str) -> str:
     return " ".join(parts)
 
 
+def queue_target(plan: FleetPlan) -> int:
+    """Requests waiting per replica that say it runs at capacity: under random arrivals the
+    queueing model's mean queue at the capacity rate; else a quarter of the target in flight
+    (requests queue once every replica holds its target)."""
+    queued = plan.capacity.queue_length
+    if queued is not None:
+        return max(1, math.ceil(queued))
+    return max(1, plan.capacity.concurrency // 4)
+
+
 def autoscaling_body(plan: FleetPlan) -> dict[str, Any]:
     return {
         "min_replicas": plan.size.min_replicas,
         "max_replicas": plan.size.max_replicas,
         "target_in_flight_per_replica": plan.capacity.concurrency,
+        "target_queue_per_replica": queue_target(plan),
         "max_in_flight_per_replica": plan.fit.result.max_concurrency,
         "cold_start_s": plan.cold_start_s,
         "queue_metric": QUEUE_METRIC,
@@ -142,7 +165,7 @@ def plan_body(
         "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
         "status": "ok" if meets_slo else NO_OPTION,
         "meets_slo": meets_slo,
-        "replica": replica_body(plan),
+        "replica": replica_body(plan, _simulated(plan, request)),
         "requests_per_s": demand.requests_per_s,
         "average_tokens_per_s": demand.average_tokens_per_s,
         "peak_tokens_per_s": demand.peak_tokens_per_s,
@@ -163,6 +186,18 @@ def plan_body(
         "warnings": warnings,
         "calibration": applied.describe(),
     }
+
+
+def _simulated(plan: FleetPlan, request: FleetRequest) -> dict[str, Any] | None:
+    """mode=simulate: the chosen replica at the planned peak, as /v1/latency's simulated row."""
+    if request.simulation is None:
+        return None
+    result = simulated_at_peak(plan, seed=request.simulation.seed, requests=request.simulation.requests)
+    if result is None:
+        return None
+    traffic = request.traffic
+    assert traffic.arrivals is not None  # a queueing model implies arrivals
+    return simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms))
 
 
 def _leaves_out(plan: FleetPlan) -> str:
@@ -317,8 +352,7 @@ def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest)
                     "metadata": {
                         "serverAddress": request.prometheus_url,
                         "query": f"sum({QUEUE_METRIC}{selector})",
-                        # Requests queue once every replica holds its target in flight.
-                        "threshold": str(max(1, plan.capacity.concurrency // 4)),
+                        "threshold": str(queue_target(plan)),
                     },
                 },
             ],

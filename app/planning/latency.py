@@ -86,40 +86,35 @@ def _meets(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percen
     return stable and all(p.at(workload.arrivals.slo_percentile) * MS <= slo for slo, p in given)
 
 
-def _analytic_row(estimate: LatencyEstimate, workload: Workload) -> dict[str, Any]:
-    stable = estimate.stable
+def _row(figures: LatencyEstimate | SimulationResult, workload: Workload, kv_fits: bool) -> dict[str, Any]:
+    """The figures every row has, from the analytic model or a simulation alike."""
+    stable = figures.stable
     return {
-        "request_rate": estimate.rate_per_s,
-        "utilization": estimate.utilization,
+        "request_rate": figures.rate_per_s,
+        "utilization": figures.utilization,
         "stable": stable,
-        "in_flight_mean": estimate.in_flight_mean if stable else None,
-        "queue_wait_ms": _ms(estimate.queue_wait_s, stable),
-        "ttft_ms": _ms(estimate.ttft_s, stable),
-        "tpot_ms": _ms(estimate.tpot_s, stable),
-        "itl_ms": _ms(estimate.itl_s, stable),
-        "e2e_ms": _ms(estimate.e2e_s, stable),
-        "output_tokens_per_s": estimate.output_tokens_per_s if stable else None,
-        "kv_fits": estimate.kv_ok,
-        "meets_slo": _meets(workload, estimate.ttft_s, estimate.tpot_s, estimate.e2e_s, stable and estimate.kv_ok),
+        "in_flight_mean": figures.in_flight_mean if stable else None,
+        "queue_wait_ms": _ms(figures.queue_wait_s, stable),
+        "ttft_ms": _ms(figures.ttft_s, stable),
+        "tpot_ms": _ms(figures.tpot_s, stable),
+        "itl_ms": _ms(figures.itl_s, stable),
+        "e2e_ms": _ms(figures.e2e_s, stable),
+        "output_tokens_per_s": figures.output_tokens_per_s if stable else None,
+        "kv_fits": kv_fits,
+        "meets_slo": _meets(workload, figures.ttft_s, figures.tpot_s, figures.e2e_s, stable and kv_fits),
     }
 
 
-def _simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any]:
+def _analytic_row(estimate: LatencyEstimate, workload: Workload) -> dict[str, Any]:
+    return _row(estimate, workload, estimate.kv_ok)
+
+
+def simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any]:
+    """A simulated rate's row: the figures, their 95% half-widths by batch means (the
+    simulator's own sampling error), and what the simulation did."""
     stable = result.stable
     return {
-        "request_rate": result.rate_per_s,
-        "utilization": result.utilization,
-        "stable": stable,
-        "in_flight_mean": result.in_flight_mean if stable else None,
-        "queue_wait_ms": _ms(result.queue_wait_s, stable),
-        "ttft_ms": _ms(result.ttft_s, stable),
-        "tpot_ms": _ms(result.tpot_s, stable),
-        "itl_ms": _ms(result.itl_s, stable),
-        "e2e_ms": _ms(result.e2e_s, stable),
-        "output_tokens_per_s": result.output_tokens_per_s if stable else None,
-        "kv_fits": result.preemptions == 0,
-        "meets_slo": _meets(workload, result.ttft_s, result.tpot_s, result.e2e_s, stable),
-        # 95% half-widths by batch means: the simulator's own sampling error.
+        **_row(result, workload, result.preemptions == 0),
         "confidence_95_ms": {
             "queue_wait_ms": _ms(result.queue_wait_ci, stable),
             "ttft_ms": _ms(result.ttft_ci, stable),
@@ -195,23 +190,24 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
     workload = request.workload
     shape = replica(plan_fit(model, gpu, applied.inputs), workload)
     analytic = ReplicaModel.build(shape.steps, shape.traffic, shape.limits)
-    if request.mode == SIMULATE:
+    simulation = request.simulation
+    if simulation is not None:
         saturation = saturation_rate(
-            shape.steps, shape.traffic, shape.limits, seed=request.seed, requests=min(request.requests, 2000)
+            shape.steps, shape.traffic, shape.limits, seed=simulation.seed, requests=min(simulation.requests, 2000)
         )
         results = [
             simulate(
                 shape.steps,
                 replace(shape.traffic, rate_per_s=rate),
                 shape.limits,
-                seed=request.seed,
-                requests=request.requests,
+                seed=simulation.seed,
+                requests=simulation.requests,
                 saturation_rate_per_s=saturation,
             )
             for rate in request.rates
         ]
-        rows = [_simulated_row(result, workload) for result in results]
-        capacity = simulated_capacity(shape, workload, request.seed, request.requests, saturation)
+        rows = [simulated_row(result, workload) for result in results]
+        capacity = simulated_capacity(shape, workload, simulation.seed, simulation.requests, saturation)
     else:
         saturation = analytic.saturation_rate_per_s
         rows = [_analytic_row(analytic.latency(rate), workload) for rate in request.rates]
@@ -250,7 +246,7 @@ def _body(
         "model": model_label,
         "gpu": gpu_label,
         "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "mode": request.mode,
+        "mode": "analytic" if request.simulation is None else SIMULATE,
         "tensor_parallel": fitted.tensor_parallel,
         "weight_precision": fitted.weight_precision,
         "kv_precision": fitted.kv_precision,

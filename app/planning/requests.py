@@ -58,6 +58,14 @@ class RooflineRequest:
 
 
 @dataclass(frozen=True)
+class Simulation:
+    """mode=simulate: the simulator's seed and the requests it simulates per rate."""
+
+    seed: int = 0
+    requests: int = 5_000
+
+
+@dataclass(frozen=True)
 class FleetRequest:
     """/v1/fleet: the replica's knobs, the traffic and its forecast, and what a generated
     `vllm serve` line and KEDA policy need. No `gpu`: rank every catalog GPU and MIG profile."""
@@ -71,6 +79,8 @@ class FleetRequest:
     limit: int = 20
     deployment: str | None = None
     prometheus_url: str = "http://prometheus.monitoring:9090"
+    # Set: the chosen option's planned peak is simulated, to check the analytic capacity.
+    simulation: Simulation | None = None
     given: frozenset[str] = field(default_factory=frozenset)
 
 
@@ -96,7 +106,6 @@ class LatencyRequest:
     inputs: PlanInputs
     workload: Workload
     rates: tuple[float, ...]
-    mode: str = "analytic"
-    seed: int = 0
-    requests: int = 5_000
+    # None: the analytic model.
+    simulation: Simulation | None = None
     given: frozenset[str] = frozenset()

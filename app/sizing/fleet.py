@@ -63,8 +63,10 @@ class ReplicaCapacity:
     request_rate_per_s: float | None = None
     # The engine's cap on running sequences the capacity assumed (steady state: concurrency).
     max_num_seqs: int | None = None
-    # False: a bound on the capacity a ranking orders by, not yet the SLO percentile's.
+    # False: a bound on the capacity a ranking orders by, not yet the SLOs' percentile's.
     exact: bool = True
+    # Under random arrivals: requests waiting for prefill at the capacity rate, on average.
+    queue_length: float | None = None
 
 
 def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:

@@ -10,8 +10,8 @@ from . import cost as cost_mod
 from . import fleet
 from .errors import SizingError
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
-from .queueing import E2E_SLO, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
-from .simulate import Limits, Traffic
+from .queueing import E2E_SLO, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, MeanCore, ReplicaModel
+from .simulate import Limits, SimulationResult, Traffic, simulate
 from .specs import GpuSpec, ModelSpec
 from .timing import StepModel
 
@@ -157,21 +157,17 @@ def _under_arrivals(
         found = model.max_request_rate(*slos, arrivals.slo_percentile, relative_tolerance=RATE_TOLERANCE)
         rate, bound_by, estimate = found.rate_per_s, found.bound_by, found.estimate
         meets = found.meets_slo and estimate is not None and rate > 0
-        times = (
-            (
-                estimate.tpot_s.at(arrivals.slo_percentile),
-                estimate.ttft_s.at(arrivals.slo_percentile),
-                estimate.in_flight_mean,
-            )
-            if meets and estimate
-            else None
-        )
+        times, queued = None, 0.0
+        if meets and estimate is not None:
+            pct = arrivals.slo_percentile
+            times = (estimate.tpot_s.at(pct), estimate.ttft_s.at(pct), estimate.in_flight_mean)
+            queued = rate * estimate.queue_wait_s.mean  # Little's law on the prefill queue
     else:
-        passing, rate, bound_by = _mean_bound_rate(model, slos)
+        core, rate, bound_by = _mean_bound_rate(model, slos)
         # The times shown are the last rate that passed; the capacity is the bound above it.
-        core = model.mean_core(passing) if passing > 0 else None
         meets = core is not None
-        times = (core.tpot_s, core.ttft_s, passing * core.e2e_s) if core is not None else None
+        times = (core.tpot_s, core.ttft_s, core.rate_per_s * core.e2e_s) if core is not None else None
+        queued = core.rate_per_s * core.queue_wait_s if core is not None else 0.0
     if not meets or times is None:
         return replace(steady, concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
     tpot_s, ttft_s, in_flight = times
@@ -185,6 +181,7 @@ def _under_arrivals(
         request_rate_per_s=rate,
         max_num_seqs=ceiling,
         exact=exact,
+        queue_length=queued,
     )
     return capacity, model
 
@@ -196,20 +193,20 @@ def _slos_s(inputs: FleetInputs, arrivals: Arrivals) -> tuple[float | None, floa
     )
 
 
-# Halvings of (0, saturation) the mean-based bound takes: within 1/256 of the saturation rate.
-MEAN_BISECTIONS = 8
+# Halvings of (0, saturation) the mean-based bound takes: within 1/128 of the saturation rate.
+MEAN_BISECTIONS = 7
 
 
 def _mean_bound_rate(
     model: ReplicaModel, slos: tuple[float | None, float | None, float | None]
-) -> tuple[float, float, str]:
+) -> tuple[MeanCore | None, float, str]:
     """The bisection's ends around the highest rate whose mean TTFT, TPOT and E2E meet the
-    objectives: a rate that passes, one no lower than that highest (the bound, never an
-    underestimate), and what stops a higher one; zeros when even a trickle misses them."""
+    objectives: the mean core of a rate that passes (None when even a trickle misses them),
+    a rate no lower than that highest (the bound, never an underestimate; 0 with no pass),
+    and what stops a higher one."""
     ttft, tpot, e2e = slos
 
-    def missed(rate: float) -> str | None:
-        core = model.mean_core(rate)
+    def missed(core: MeanCore) -> str | None:
         if not core.stable:
             return SATURATION
         for slo, value, name in (
@@ -222,16 +219,20 @@ def _mean_bound_rate(
         return None
 
     lo, hi, reason = 0.0, model.saturation_rate_per_s, model.saturation_bound
-    if (why := missed(hi * 1e-6)) is not None:
-        return 0.0, 0.0, why
-    lo = hi * 1e-6
+    passing = None
     for _ in range(MEAN_BISECTIONS):
         mid = (lo + hi) / 2
-        if (why := missed(mid)) is None:
-            lo = mid
+        core = model.mean_core(mid)
+        if (why := missed(core)) is None:
+            lo, passing = mid, core
         else:
             hi, reason = mid, why
-    return lo, hi, reason
+    if passing is None:  # not even 1/128 of saturation: try a trickle
+        trickle = model.mean_core(hi * 1e-6)
+        if (why := missed(trickle)) is not None:
+            return None, 0.0, why
+        passing = trickle
+    return passing, hi, reason
 
 
 def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
@@ -272,6 +273,16 @@ def planned_load(plan: FleetPlan) -> PlannedLoad | None:
     average = demand.requests_per_s / max(1, sized.replicas_average)
     saturation = model.saturation_rate_per_s
     return PlannedLoad(peak, peak / saturation, average / saturation, model.latency(peak))
+
+
+def simulated_at_peak(plan: FleetPlan, *, seed: int, requests: int) -> SimulationResult | None:
+    """The planned peak load of one replica, simulated (mode=simulate): the precise mode's
+    check of the analytic capacity. None without a queueing model (a measured capacity)."""
+    load, model = planned_load(plan), plan.queueing
+    if load is None or model is None:
+        return None
+    traffic = replace(model.traffic, rate_per_s=load.peak_rate_per_s)
+    return simulate(model.steps, traffic, model.limits, seed=seed, requests=requests)
 
 
 def size(
@@ -468,7 +479,12 @@ def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
 def _order(options: list[Option]) -> list[Option]:
     eligible = sorted(
         (o for o in options if o.eligible),
-        key=lambda o: (o.plan.monthly_cost_usd, o.plan.cost_per_million_output_tokens_usd or 0.0),  # type: ignore[union-attr]
+        # At equal cost an option sized at the SLO percentile ranks before one left at its bound.
+        key=lambda o: (
+            o.plan.monthly_cost_usd,  # type: ignore[union-attr]
+            not o.plan.capacity.exact,  # type: ignore[union-attr]
+            o.plan.cost_per_million_output_tokens_usd or 0.0,  # type: ignore[union-attr]
+        ),
     )
     rest = [o for o in options if not o.eligible]
     ranked: list[Option] = []

@@ -3,6 +3,7 @@ agrees with the in-process fit, and the README quotes what the replay prints tod
 
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,19 @@ from flask.testing import FlaskClient
 from bench.accuracy import Result, evaluate, replay, summarise, trusted
 from bench.accuracy_rows import (
     KV_AT_DEFAULTS,
+    OPENLOOP_ITL,
+    OPENLOOP_METRICS,
+    OPENLOOP_TPOT,
+    OPENLOOP_TTFT,
+    SHAREGPT_MEAN_OUTPUT_TOKENS,
+    SHAREGPT_MEAN_PROMPT_TOKENS,
     TPOT,
     WEIGHTS,
     Case,
     gpu_of,
     kv_precision_of,
     load_cases,
+    load_openloop_cases,
     model_of,
     precision_of,
 )
@@ -101,6 +109,78 @@ def test_the_readme_quotes_the_replay_as_it_is(client: FlaskClient, cases: list[
     quoted = _readme_table(heading)
     for summary in summarise(results):
         assert summary.metric in quoted, summary.metric
+        median, p90 = quoted[summary.metric]
+        assert summary.median_abs_percent == pytest.approx(median, abs=0.051), summary.metric
+        assert summary.p90_abs_percent == pytest.approx(p90, abs=0.051), summary.metric
+
+
+@pytest.fixture(scope="module")
+def openloop_cases() -> list[Case]:
+    found, skipped = load_openloop_cases()
+    assert skipped == []
+    return found
+
+
+def test_open_loop_rows_are_latency_questions_at_their_measured_rate(openloop_cases: list[Case]):
+    by_row = {(c.row_id, c.metric): c for c in openloop_cases}
+    assert {c.row_id for c in openloop_cases} == {"O09", "O10", "O11", "O14", "O15"}
+    assert {c.endpoint for c in openloop_cases} == {"/v1/latency"}
+    o11 = by_row[("O11", OPENLOOP_TTFT)]
+    # The rate the run asked for (16), not the 6.33 it achieved; Poisson; published ShareGPT means.
+    assert o11.params["request_rate"] == 16
+    assert o11.params["arrival"] == "poisson" and o11.params["engine"] == "vllm"
+    assert (o11.params["prompt_tokens"], o11.params["output_tokens"]) == (
+        SHAREGPT_MEAN_PROMPT_TOKENS,
+        SHAREGPT_MEAN_OUTPUT_TOKENS,
+    )
+    assert o11.measured == 58.10  # the median, not the mean (59.58)
+    assert by_row[("O09", OPENLOOP_TPOT)].measured == 24.54
+    assert by_row[("O14", OPENLOOP_ITL)].measured == 8.30276
+    # Each answers one rate's percentiles.
+    answer = {"rates": [{"ttft_ms": {"p50": 12.5, "mean": 13.0}}]}
+    assert o11.extract(answer) == 12.5
+    assert o11.then is None
+
+
+def test_open_loop_rows_that_cannot_be_mapped_are_skipped_with_the_reason(tmp_path: Path):
+    source = Path(__file__).resolve().parents[2] / "bench" / "measurements" / "openloop.csv"
+    with source.open(encoding="utf-8", newline="") as handle:
+        columns = csv.DictReader(handle).fieldnames or []
+    base = {"trust": "high", "engine": "vLLM", "tensor_parallel": "1", "precision": "bf16"}
+    base |= {"dataset": "ShareGPT", "request_rate": "1", "ttft_p50_ms": "30"}
+    rows = [
+        {**base, "row_id": "X1", "model": "some/Unknown-Model-3B", "gpu": "H100-SXM-80GB"},
+        {**base, "row_id": "X2", "model": "meta-llama/Llama-3.1-8B", "gpu": "Z9000"},
+        {**base, "row_id": "X3", "model": "meta-llama/Llama-3.1-8B", "gpu": "H100", "dataset": "random 1024/128"},
+    ]
+    with (tmp_path / "openloop.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    cases, skipped = load_openloop_cases(tmp_path)
+    assert cases == []
+    reasons = {s.row_id: s.reason for s in skipped}
+    assert reasons["X1"].startswith("model ") and "not in the catalog" in reasons["X1"]
+    assert reasons["X2"].startswith("GPU ") and "not in the catalog" in reasons["X2"]
+    assert "no published length statistics" in reasons["X3"]
+
+
+@pytest.mark.parametrize(
+    ("heading", "select"),
+    [("Open-loop rows, all:", lambda r: r), ("Open-loop rows of high or medium trust:", trusted)],
+)
+def test_the_readme_quotes_the_open_loop_replay_as_it_is(
+    client: FlaskClient, openloop_cases: list[Case], heading: str, select: Any
+):
+    replayed = replay(openloop_cases, client_asker(client))
+    assert all(r.error is None and r.predicted is not None for r in replayed), [
+        (r.case.row_id, r.error) for r in replayed
+    ]
+    results: list[Result] = select(replayed)
+    quoted = _readme_table(heading)
+    summaries = summarise(results, OPENLOOP_METRICS)
+    assert {s.metric for s in summaries} == set(quoted)
+    for summary in summaries:
         median, p90 = quoted[summary.metric]
         assert summary.median_abs_percent == pytest.approx(median, abs=0.051), summary.metric
         assert summary.p90_abs_percent == pytest.approx(p90, abs=0.051), summary.metric
