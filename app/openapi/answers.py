@@ -394,6 +394,7 @@ class FleetOption(_sized(required=False)):  # type: ignore[misc]
     ttft_ms = fields.Float(allow_none=True)
     bound_by = fields.String(validate=validate.OneOf(BOUND_BY))
     capacity_exact = fields.Boolean()
+    capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(("saturation rate", "mean latencies")))
 
 
 class FleetPeriod(_sized(required=True)):  # type: ignore[misc]

@@ -933,9 +933,13 @@ OVERRIDES: dict[str, dict[str, str]] = {
     },
     "FleetOption": {
         "capacity_exact": (
-            "Whether the option was sized at the SLO percentile (true), or kept the bound the ranking orders by: "
-            "the highest rate meeting the SLOs with mean latencies, so its GPUs and cost are lower bounds that "
-            "already exceed the best's (sized options only)."
+            "Whether the option was sized at the SLO percentile (true), or kept a bound on its capacity (see "
+            "capacity_bound), so that its GPUs and cost are lower bounds that already exceed the best's (sized "
+            "options only)."
+        ),
+        "capacity_bound": (
+            "What an option's capacity bound was taken from: `saturation rate` (no stable rate is above it) or "
+            "`mean latencies` (the highest rate whose means meet the SLOs); null when sized at the percentile."
         ),
         "gpu": "Catalog slug of the GPU.",
         "mig_profile": "MIG profile; null for whole cards.",

@@ -25,11 +25,10 @@ from app.sizing.fleet_plan import (
     simulated_at_peak,
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
-from app.sizing.simulate import Percentiles
 
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
-from .latency import simulated_row
+from .latency import simulated_row, spread_ms
 from .replica import engine_fields, with_engine
 from .requests import FleetRequest, Workload
 
@@ -41,10 +40,6 @@ RUNNING_METRIC = "vllm:num_requests_running"
 
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else seconds * MS
-
-
-def _spread_ms(p: Percentiles) -> dict[str, float]:
-    return {"mean": p.mean * MS, "p50": p.p50 * MS, "p90": p.p90 * MS, "p95": p.p95 * MS, "p99": p.p99 * MS}
 
 
 def _load_fields(plan: FleetPlan) -> dict[str, Any]:
@@ -61,10 +56,10 @@ def _load_fields(plan: FleetPlan) -> dict[str, Any]:
         "optimistic": load.optimistic,
         "predicted": {
             "request_rate": load.peak_rate_per_s,
-            "queue_wait_ms": _spread_ms(estimate.queue_wait_s),
-            "ttft_ms": _spread_ms(estimate.ttft_s),
-            "tpot_ms": _spread_ms(estimate.tpot_s),
-            "e2e_ms": _spread_ms(estimate.e2e_s),
+            "queue_wait_ms": spread_ms(estimate.queue_wait_s),
+            "ttft_ms": spread_ms(estimate.ttft_s),
+            "tpot_ms": spread_ms(estimate.tpot_s),
+            "e2e_ms": spread_ms(estimate.e2e_s),
         },
     }
 
@@ -228,6 +223,7 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
                 "ttft_ms": _ms(plan.capacity.ttft_s),
                 "bound_by": plan.capacity.bound_by,
                 "capacity_exact": plan.capacity.exact,
+                "capacity_bound": plan.capacity.bound,
                 **size_body(plan),
             }
         )

@@ -68,7 +68,7 @@ def replica(fitted: FitPlan, workload: Workload) -> Replica:
     return Replica(fitted, StepModel.build(setup.work, setup.hardware), limits, traffic)
 
 
-def _ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
+def spread_ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
     """A Percentiles in seconds as milliseconds; unstable (or not a number): null."""
 
     def ms(value: float) -> float | None:
@@ -94,11 +94,11 @@ def _row(figures: LatencyEstimate | SimulationResult, workload: Workload, kv_fit
         "utilization": figures.utilization,
         "stable": stable,
         "in_flight_mean": figures.in_flight_mean if stable else None,
-        "queue_wait_ms": _ms(figures.queue_wait_s, stable),
-        "ttft_ms": _ms(figures.ttft_s, stable),
-        "tpot_ms": _ms(figures.tpot_s, stable),
-        "itl_ms": _ms(figures.itl_s, stable),
-        "e2e_ms": _ms(figures.e2e_s, stable),
+        "queue_wait_ms": spread_ms(figures.queue_wait_s, stable),
+        "ttft_ms": spread_ms(figures.ttft_s, stable),
+        "tpot_ms": spread_ms(figures.tpot_s, stable),
+        "itl_ms": spread_ms(figures.itl_s, stable),
+        "e2e_ms": spread_ms(figures.e2e_s, stable),
         "output_tokens_per_s": figures.output_tokens_per_s if stable else None,
         "kv_fits": kv_fits,
         "meets_slo": _meets(workload, figures.ttft_s, figures.tpot_s, figures.e2e_s, stable and kv_fits),
@@ -116,10 +116,10 @@ def simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any
     return {
         **_row(result, workload, result.preemptions == 0),
         "confidence_95_ms": {
-            "queue_wait_ms": _ms(result.queue_wait_ci, stable),
-            "ttft_ms": _ms(result.ttft_ci, stable),
-            "tpot_ms": _ms(result.tpot_ci, stable),
-            "e2e_ms": _ms(result.e2e_ci, stable),
+            "queue_wait_ms": spread_ms(result.queue_wait_ci, stable),
+            "ttft_ms": spread_ms(result.ttft_ci, stable),
+            "tpot_ms": spread_ms(result.tpot_ci, stable),
+            "e2e_ms": spread_ms(result.e2e_ci, stable),
         },
         "preemptions": result.preemptions,
         "measured_requests": result.measured_requests,

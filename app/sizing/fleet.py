@@ -63,10 +63,21 @@ class ReplicaCapacity:
     request_rate_per_s: float | None = None
     # The engine's cap on running sequences the capacity assumed (steady state: concurrency).
     max_num_seqs: int | None = None
-    # False: a bound on the capacity a ranking orders by, not yet the SLOs' percentile's.
-    exact: bool = True
+    # Set when the capacity is a bound a ranking orders by (SATURATION_BOUND, MEAN_BOUND),
+    # not yet the SLO percentile's: the rate is at least the true one, the cost at most.
+    bound: str | None = None
     # Under random arrivals: requests waiting for prefill at the capacity rate, on average.
     queue_length: float | None = None
+
+    @property
+    def exact(self) -> bool:
+        return self.bound is None
+
+
+# What a capacity bound was taken from: the saturation rate (any rate meeting the SLOs is
+# below it), or the highest rate whose mean latencies meet them (means are below percentiles).
+SATURATION_BOUND = "saturation rate"
+MEAN_BOUND = "mean latencies"
 
 
 def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -80,10 +81,10 @@ class FleetPlan:
 
 
 def _capacity(
-    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, exact: bool = True
+    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, bound: str | None = None
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel | None]:
-    """The replica's capacity: measured, steady-state, or under random arrivals (`exact`:
-    at the SLO percentile; else the mean-based bound a ranking orders by)."""
+    """The replica's capacity: measured, steady-state, or under random arrivals (at the SLO
+    percentile; or with `bound`, the bound a ranking orders by: see _under_arrivals)."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None
     # An engine admits at most max_num_seqs sequences, whatever the KV cache holds.
@@ -107,7 +108,7 @@ def _capacity(
             f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
         )
     if inputs.arrivals is not None and queueing:
-        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, derived, exact)
+        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, derived, bound)
     if derived.bound_by == fleet.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
         # The engine's max_num_seqs, not the KV cache, capped the batch.
         derived = replace(derived, bound_by=fleet.MAX_NUM_SEQS)
@@ -129,15 +130,17 @@ def _under_arrivals(
     arrivals: Arrivals,
     ceiling: int,
     steady: fleet.ReplicaCapacity,
-    exact: bool,
+    bound: str | None,
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel]:
     """The highest arrival rate whose SLO percentiles hold (queueing.py), as the replica's
     capacity. When no rate does, the steady state at concurrency 1 is the best effort.
 
-    Not `exact`: the highest rate whose *means* meet the SLOs, from the queueing model's mean
-    core (microseconds an evaluation, against a millisecond with percentiles). A mean is below
-    the SLO percentiles, so this rate bounds the exact one from above and the fleet's cost
-    from below: what lets a ranking refine only the options that could still win."""
+    With a `bound`, a rate no lower than that, much cheaper, which bounds the fleet's cost
+    from below: what lets a ranking size at the percentile only the options that could still
+    win. MEAN_BOUND: the highest rate whose *means* meet the SLOs, from the queueing model's
+    mean core (microseconds an evaluation, against a millisecond with percentiles; a mean is
+    below the SLO percentiles). SATURATION_BOUND: the saturation rate itself (no evaluation;
+    no rate above it is stable), which says nothing of the SLOs."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None
     model = ReplicaModel.build(
@@ -153,7 +156,23 @@ def _under_arrivals(
         Limits(plan.max_batched_tokens, ceiling, fitted.result.kv_capacity_tokens),
     )
     slos = _slos_s(inputs, arrivals)
-    if exact:
+    if bound == fleet.SATURATION_BOUND:
+        saturation = model.saturation_rate_per_s
+        return (
+            fleet.ReplicaCapacity(
+                concurrency=ceiling,
+                tokens_per_s=saturation * plan.output_tokens,
+                time_per_token_s=None,
+                ttft_s=None,
+                bound_by=model.saturation_bound,
+                meets_slo=True,
+                request_rate_per_s=saturation,
+                max_num_seqs=ceiling,
+                bound=bound,
+            ),
+            model,
+        )
+    if bound is None:
         found = model.max_request_rate(*slos, arrivals.slo_percentile, relative_tolerance=RATE_TOLERANCE)
         rate, bound_by, estimate = found.rate_per_s, found.bound_by, found.estimate
         meets = found.meets_slo and estimate is not None and rate > 0
@@ -180,7 +199,7 @@ def _under_arrivals(
         meets_slo=True,
         request_rate_per_s=rate,
         max_num_seqs=ceiling,
-        exact=exact,
+        bound=bound,
         queue_length=queued,
     )
     return capacity, model
@@ -235,11 +254,17 @@ def _mean_bound_rate(
     return passing, hi, reason
 
 
+# Each bound's next, tighter one: the saturation rate, the mean latencies, the percentile.
+TIGHTER = {fleet.SATURATION_BOUND: fleet.MEAN_BOUND, fleet.MEAN_BOUND: None}
+
+
 def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
-    """A plan sized on the mean-based bound, sized again at the SLO percentile."""
+    """A plan sized on a bound, sized again on the next tighter one (at last, the SLO
+    percentile)."""
     if plan.capacity.exact:
         return plan
-    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, exact=True)
+    assert plan.capacity.bound is not None
+    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=TIGHTER[plan.capacity.bound])
     return replace(size(plan.fit, plan.setup, capacity, plan.demand, inputs, plan.gpu_label), queueing=queueing)
 
 
@@ -342,9 +367,15 @@ def _card_priced_inputs(plan: PlanInputs, gpu: GpuSpec) -> PlanInputs:
 
 
 def plan_fleet(
-    model: ModelSpec, gpu: GpuSpec, gpu_label: str, plan: PlanInputs, inputs: FleetInputs, *, exact: bool = True
+    model: ModelSpec,
+    gpu: GpuSpec,
+    gpu_label: str,
+    plan: PlanInputs,
+    inputs: FleetInputs,
+    *,
+    bound: str | None = None,
 ) -> FleetPlan:
-    """Size a fleet on one GPU (or MIG profile) for the request's traffic (`exact`: see
+    """Size a fleet on one GPU (or MIG profile) for the request's traffic (`bound`: see
     _under_arrivals)."""
     plan = _card_priced_inputs(plan, gpu)
     fitted = plan_fit(model, gpu, plan)
@@ -355,7 +386,7 @@ def plan_fleet(
             f"(valid sizes {fitted.valid_tensor_parallel})",
         )
     setup = prepare_timing(fitted)
-    capacity, queueing = _capacity(fitted, setup, inputs, exact=exact)
+    capacity, queueing = _capacity(fitted, setup, inputs, bound=bound)
     demand = fleet.Demand(inputs.requests_per_s, inputs.peak_to_average, plan.prompt_tokens, plan.output_tokens)
     return replace(size(fitted, setup, capacity, demand, inputs, gpu_label), queueing=queueing)
 
@@ -438,7 +469,7 @@ def _option(
     model: ModelSpec, gpu: GpuSpec, label: str, profile: str | None, plan: PlanInputs, inputs: FleetInputs
 ) -> Option:
     try:
-        sized = plan_fleet(model, gpu, label, plan, inputs, exact=False)
+        sized = plan_fleet(model, gpu, label, plan, inputs, bound=fleet.SATURATION_BOUND)
     except SizingError as exc:
         return Option(label, profile, plan.tensor_parallel, plan.weight_precision, None, f"{exc.field}: {exc.message}")
     return Option(label, profile, plan.tensor_parallel, sized.fit.weight_precision, sized, _ruled_out(sized))
@@ -459,20 +490,33 @@ def _reassessed(option: Option, inputs: FleetInputs) -> Option:
 
 
 def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
-    """Branch and bound: in the order of their mean-based (lower-bound) monthly cost, size
-    options at the SLO percentile until the next one's bound is no cheaper than the best so
-    sized; the first of the ranking is then the cheapest option that meets the SLOs, and the
-    others keep their bound (`exact` false), which no refinement could bring below it."""
-    ordered = _order(options)
-    best = math.inf
-    settled = []
-    for option in ordered:
+    """Best-first branch and bound. Every option starts on its cheapest bound (the
+    saturation rate); the one whose bound cost is lowest is sized on the next tighter bound
+    (the mean latencies), and then at the SLO percentile, until no remaining bound is cheaper
+    than the best option so sized. Rank 1 is then the cheapest option that meets the SLOs at
+    the percentile, and the others keep a bound (`capacity.bound`) that no tightening could
+    bring below it."""
+    settled: list[Option] = []
+    frontier: list[tuple[float, int, Option]] = []
+    for index, option in enumerate(options):
         plan = option.plan
-        if option.eligible and plan is not None and not plan.capacity.exact and (plan.monthly_cost_usd or 0.0) < best:
-            option = _reassessed(option, inputs)
-            if option.eligible and option.plan is not None and option.plan.monthly_cost_usd is not None:
-                best = min(best, option.plan.monthly_cost_usd)
-        settled.append(option)
+        if option.eligible and plan is not None and plan.monthly_cost_usd is not None and not plan.capacity.exact:
+            heapq.heappush(frontier, (plan.monthly_cost_usd, index, option))
+        else:
+            settled.append(option)
+    best = math.inf
+    while frontier and frontier[0][0] < best:
+        _, index, option = heapq.heappop(frontier)
+        option = _reassessed(option, inputs)
+        plan = option.plan
+        if not option.eligible or plan is None or plan.monthly_cost_usd is None:
+            settled.append(option)
+        elif plan.capacity.exact:
+            settled.append(option)
+            best = min(best, plan.monthly_cost_usd)
+        else:
+            heapq.heappush(frontier, (plan.monthly_cost_usd, index, option))
+    settled.extend(option for _, _, option in frontier)
     return _order(settled)
 
 
@@ -499,8 +543,11 @@ def _order(options: list[Option]) -> list[Option]:
                 why = "meets the SLOs at the best's monthly cost, at a higher cost per token"
             else:
                 why = f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
-            if not option.plan.capacity.exact:
-                why += " (at least: a bound from the mean latencies, not sized at the SLO percentile)"
+            if (bound := option.plan.capacity.bound) is not None:
+                why = (
+                    f"costs at least {max(0.0, extra):.2f} USD more per month than the best (a bound from its "
+                    f"{bound}, not sized at the SLO percentile)"
+                )
             ranked.append(replace(option, why=why))
     ranked.extend(replace(o, why=f"ruled out: {o.ruled_out}") for o in rest)
     return ranked

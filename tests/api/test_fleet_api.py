@@ -208,11 +208,16 @@ def test_a_named_gpu_gets_its_cheapest_tensor_parallel_size_not_the_smallest(cli
     assert alternatives[0]["tensor_parallel"] == named["replica"]["tensor_parallel"]
     assert alternatives[0]["why"].startswith("cheapest per month")
     for lost in alternatives[1:]:
-        # A size whose mean-latency bound already costs more is not sized at the percentile:
-        # its cost is a lower bound, and it says so.
         extra = lost["monthly_cost_usd"] - named["monthly_cost_usd"]
-        assert lost["why"].startswith(f"meets the SLOs but costs {extra:.2f} USD more per month than the best")
-        assert lost["capacity_exact"] or lost["why"].endswith("not sized at the SLO percentile)")
+        if lost["capacity_exact"]:
+            assert lost["why"] == f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
+        else:
+            # A size whose bound already costs more is not sized at the percentile: its cost is a
+            # lower bound, and it says which.
+            assert lost["why"] == (
+                f"costs at least {extra:.2f} USD more per month than the best (a bound from its "
+                f"{lost['capacity_bound']}, not sized at the SLO percentile)"
+            )
     # The smallest size that holds the weights (TP2) is KV-bound: it needs more GPUs.
     tp2 = next(a for a in alternatives if a["tensor_parallel"] == 2)
     assert tp2["gpus_total"] > named["gpus_total"]
