@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from typing import Any
 
 import pytest
@@ -110,3 +111,16 @@ def test_bad_input_is_a_422_naming_the_field(client: FlaskClient, fields: dict[s
     assert response.status_code == 422, response.get_data(as_text=True)
     assert response.mimetype == "application/problem+json"
     assert named in response.get_json()["errors"]
+
+
+@pytest.mark.parametrize(("model", "tensor_parallel"), [("llama-3.1-70b", 8), ("llama-3.1-8b", 1)])
+def test_a_lower_max_num_seqs_never_raises_the_capacity(client: FlaskClient, model: str, tensor_parallel: int) -> None:
+    """Why a fleet's shape search tries tensor-parallel sizes but not running-batch caps: in this
+    model a cap below the engine's only moves waiting from TPOT into the seat queue (TTFT), so
+    the highest rate meeting both SLOs can only fall with it."""
+    shape = {**CHAT, "model": model, "tensor_parallel": tensor_parallel, "request_rate": 1}
+    slos = {"tpot_slo_ms": 40, "ttft_slo_ms": 1500}
+    rates = [latency(client, **shape, **slos)["max_request_rate"]]
+    rates += [latency(client, **shape, **slos, max_num_seqs=cap)["max_request_rate"] for cap in (128, 64, 32, 16)]
+    assert all(lower <= higher * 1.005 for higher, lower in itertools.pairwise(rates)), rates
+    assert rates[-1] < rates[0]
