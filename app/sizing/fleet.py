@@ -118,7 +118,8 @@ def replica_capacity(
         return ReplicaCapacity(1, low_state.tokens_per_s, low_state.time_per_token_s, low_state.ttft_s, missed, False)
     low, high = 1, ceiling
     best = low_state
-    if _meets(top := state(ceiling), tpot_slo_s, ttft_slo_s):
+    # (At a ceiling of 1 the one sequence already evaluated is the answer.)
+    if ceiling > 1 and _meets(top := state(ceiling), tpot_slo_s, ttft_slo_s):
         low, best = ceiling, top
     else:
         while high - low > 1:

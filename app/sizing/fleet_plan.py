@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 from . import cost as cost_mod
@@ -91,24 +91,27 @@ def _capacity(
     ceiling = fitted.result.max_concurrency
     if plan.max_num_seqs is not None:
         ceiling = min(ceiling, plan.max_num_seqs)
-    # Under random arrivals the steady state is only the best effort at one sequence.
-    queueing = inputs.arrivals is not None and inputs.per_replica_tokens_per_s is None
-    derived = fleet.replica_capacity(
-        setup.work,
-        setup.hardware,
-        min(ceiling, 1) if queueing else ceiling,
-        plan.max_batched_tokens,
-        None if inputs.tpot_slo_ms is None else inputs.tpot_slo_ms / 1e3,
-        None if inputs.ttft_slo_ms is None else inputs.ttft_slo_ms / 1e3,
-    )
-    if derived is None:
-        raise SizingError(
-            "prompt_tokens",
-            f"not one sequence of {plan.prompt_tokens + plan.output_tokens} tokens fits in the KV cache "
-            f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
+    tpot_slo_s = None if inputs.tpot_slo_ms is None else inputs.tpot_slo_ms / 1e3
+    ttft_slo_s = None if inputs.ttft_slo_ms is None else inputs.ttft_slo_ms / 1e3
+
+    def steady(batch_ceiling: int) -> fleet.ReplicaCapacity:
+        derived = fleet.replica_capacity(
+            setup.work, setup.hardware, batch_ceiling, plan.max_batched_tokens or 0, tpot_slo_s, ttft_slo_s
         )
-    if inputs.arrivals is not None and queueing:
-        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, derived, bound)
+        if derived is None:
+            raise SizingError(
+                "prompt_tokens",
+                f"not one sequence of {plan.prompt_tokens + plan.output_tokens} tokens fits in the KV cache "
+                f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
+            )
+        return derived
+
+    if inputs.arrivals is not None and inputs.per_replica_tokens_per_s is None:
+        if min(ceiling, plan.max_batched_tokens - 1) < 1:
+            steady(ceiling)  # refuses, naming why
+        # The steady state is only the best effort at one sequence, when no rate meets the SLOs.
+        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, lambda: steady(1), bound)
+    derived = steady(ceiling)
     if derived.bound_by == fleet.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
         # The engine's max_num_seqs, not the KV cache, capped the batch.
         derived = replace(derived, bound_by=fleet.MAX_NUM_SEQS)
@@ -129,7 +132,7 @@ def _under_arrivals(
     inputs: FleetInputs,
     arrivals: Arrivals,
     ceiling: int,
-    steady: fleet.ReplicaCapacity,
+    best_effort: Callable[[], fleet.ReplicaCapacity],
     bound: str | None,
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel]:
     """The highest arrival rate whose SLO percentiles hold (queueing.py), as the replica's
@@ -188,7 +191,7 @@ def _under_arrivals(
         times = (core.tpot_s, core.ttft_s, core.rate_per_s * core.e2e_s) if core is not None else None
         queued = core.rate_per_s * core.queue_wait_s if core is not None else 0.0
     if not meets or times is None:
-        return replace(steady, concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
+        return replace(best_effort(), concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
     tpot_s, ttft_s, in_flight = times
     capacity = fleet.ReplicaCapacity(
         concurrency=max(1, math.ceil(in_flight)),
