@@ -326,6 +326,28 @@ def _precision_field(**kwargs: Any) -> fields.String:
     return fields.String(validate=_precision_validator(*kwargs.pop("extra", ())), **kwargs)
 
 
+MAX_PRECISION_CHOICES = 8
+
+
+class PrecisionChoices(fields.List[str]):
+    """One weight format, or a list of those a fleet's search may choose from: a plain string
+    (`fp8`) loads as a list of one, so a fleet request written for one format still works."""
+
+    accepts_single = True  # app/openapi documents it as "a format or a list of formats"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            fields.String(validate=_precision_validator("auto")),
+            validate=validate.Length(min=1, max=MAX_PRECISION_CHOICES, error=f"1 to {MAX_PRECISION_CHOICES} formats"),
+            **kwargs,
+        )
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
 class FitSchema(Schema):
     """Inputs of /v1/fit (API.md)."""
 
@@ -526,6 +548,8 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
     """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
+    # Several formats: the search tries each (quality is the user's call, so only when asked).
+    weight_precision = PrecisionChoices(allow_none=True)  # type: ignore[assignment]
     requests_per_day = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e13))
     requests_per_second = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e8))
     peak_to_average = fields.Float(load_default=1.0, validate=validate.Range(min=1, max=1000))
@@ -555,11 +579,14 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> FleetRequest:
         forecast = data.get("forecast") or ()
         periods = tuple(Period(p["period"], p["requests_per_day"], p.get("peak_to_average")) for p in forecast)
+        choices = tuple(dict.fromkeys(data.get("weight_precision") or ()))
+        single = choices[0] if len(choices) == 1 else None
         return FleetRequest(
             model=data["model"],
             gpu=data.get("gpu"),
             engine=data["engine"],
-            inputs=self.inputs(data),
+            inputs=self.inputs({**data, "weight_precision": single}),
+            weight_precisions=choices if len(choices) > 1 else (),
             traffic=FleetInputs(
                 requests_per_s=_requests_per_s(data),
                 peak_to_average=data["peak_to_average"],

@@ -126,6 +126,13 @@ def field_schema(field: fields.Field[Any], naming: Naming, *, query: bool = Fals
         schema = ref(_nested_name(field, naming))
     elif isinstance(field, fields.List):
         schema = {"type": "array", "items": field_schema(field.inner, naming, query=query)}
+        if getattr(field, "accepts_single", False) and not query:
+            # A body may give one item as itself (schemas.PrecisionChoices); a query string
+            # spells the list comma-separated or repeated either way.
+            for validator in field.validators:
+                _apply(schema, validator)
+            schema = {"oneOf": [field_schema(field.inner, naming), schema]}
+            return nullable(schema) if field.allow_none else schema
     elif isinstance(field, fields.Constant) and field.constant is None:
         return {"type": "null"}
     elif "one_of" in metadata:

@@ -1017,6 +1017,12 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "e2e_ms": "End-to-end latency at that rate, ms.",
     },
     "FleetRequest": {
+        "weight_precision": (
+            "Number format of the weights, or a list of formats (on GET comma-separated) the search may choose "
+            "from, each option planned at each: the answer says which won (`weight_precision`, and in `options` "
+            "or `alternatives`). Default: the model's native precision; `auto` picks each card's smallest native "
+            "format. Only formats asked for are tried: quality is the caller's call."
+        ),
         "gpu": (
             "Optional: a catalog slug or an inline GPU (InlineGpu). Omit it to rank every catalog GPU and MIG "
             "profile (at each valid tensor-parallel size) by monthly cost; the answer then describes the best and "

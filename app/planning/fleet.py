@@ -269,13 +269,14 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     applied = apply(context, request.model, request.gpu, inputs, request.given)
     options: list[Option] | None = None
     chosen: FleetPlan | None = None
+    precisions = request.weight_precisions
     if request.gpu is None:
-        options = rank(model, context.gpu_list(), applied.inputs, request.traffic)
+        options = rank(model, context.gpu_list(), applied.inputs, request.traffic, precisions)
     else:
         gpu, gpu_label = context.gpu(request.gpu)
-        if request.inputs.tensor_parallel is None:
-            # The cheapest shape on this GPU: every valid TP, ranked as the catalog is.
-            options = shapes(model, gpu, gpu_label, applied.inputs, request.traffic)
+        if request.inputs.tensor_parallel is None or precisions:
+            # The cheapest shape on this GPU: every valid TP (and format asked), ranked as the catalog is.
+            options = shapes(model, gpu, gpu_label, applied.inputs, request.traffic, precisions)
         if options is None or not any(o.plan for o in options):
             chosen = plan_fleet(model, gpu, gpu_label, applied.inputs, request.traffic)  # or says why not
             options = None

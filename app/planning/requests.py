@@ -81,6 +81,8 @@ class FleetRequest:
     prometheus_url: str = "http://prometheus.monitoring:9090"
     # Set: the chosen option's planned peak is simulated, to check the analytic capacity.
     simulation: Simulation | None = None
+    # More than one: the weight formats the search may choose from (else inputs' one).
+    weight_precisions: tuple[str, ...] = ()
     given: frozenset[str] = field(default_factory=frozenset)
 
 

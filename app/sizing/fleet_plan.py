@@ -437,35 +437,51 @@ def rank(
     gpus: Sequence[tuple[str, GpuSpec]],
     plan: PlanInputs,
     inputs: FleetInputs,
+    precisions: Sequence[str | None] = (),
 ) -> list[Option]:
     """Every GPU and MIG profile x valid TP that holds the weights, at the requested
-    precision (or each card's own under "auto"), ranked by monthly cost among those that
-    meet the SLOs; the rest follow with the reason they were ruled out."""
+    precision (or each card's own under "auto", or each of `precisions`), ranked by monthly
+    cost among those that meet the SLOs; the rest follow with the reason they were ruled out."""
     options: list[Option] = []
     for label, gpu in gpus:
         for profile in _targets(gpu):
-            options.extend(_shapes_on(model, gpu, label, replace(plan, mig_profile=profile), inputs))
+            for precision in precisions or (plan.weight_precision,):
+                shape = replace(plan, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
+                options.extend(_shapes_on(model, gpu, label, shape, inputs))
     return _settle(options, inputs)
 
 
-def shapes(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
-    """On one GPU (or the request's MIG profile of it): every valid TP that holds the weights,
-    ranked as `rank` ranks the catalog. The smallest TP that holds the weights is rarely the
-    cheapest fleet: a larger one leaves room for KV and batches more per GPU."""
-    return _settle(_shapes_on(model, gpu, label, plan, inputs), inputs)
+def shapes(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    label: str,
+    plan: PlanInputs,
+    inputs: FleetInputs,
+    precisions: Sequence[str | None] = (),
+) -> list[Option]:
+    """On one GPU (or the request's MIG profile of it): every valid TP that holds the weights
+    (or the request's TP), at each of `precisions` (else the request's), ranked as `rank`
+    ranks the catalog. The smallest TP that holds the weights is rarely the cheapest fleet: a
+    larger one leaves room for KV and batches more per GPU."""
+    options: list[Option] = []
+    for precision in precisions or (plan.weight_precision,):
+        options.extend(_shapes_on(model, gpu, label, replace(plan, weight_precision=precision), inputs))
+    return _settle(options, inputs)
 
 
 def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
+    """The plan's TP, or every valid one that holds the weights when it gives none."""
     profile = plan.mig_profile
-    target_plan = replace(plan, tensor_parallel=None)
+    if plan.tensor_parallel is not None:
+        return [_option(model, gpu, label, profile, plan, inputs)]
     try:
-        fitted = plan_fit(model, gpu, _card_priced_inputs(target_plan, gpu))
+        fitted = plan_fit(model, gpu, _card_priced_inputs(plan, gpu))
     except SizingError as exc:
-        return [Option(label, profile, None, None, None, f"{exc.field}: {exc.message}")]
+        return [Option(label, profile, None, plan.weight_precision, None, f"{exc.field}: {exc.message}")]
     if not fitted.result.fits_weights:
         return [Option(label, profile, None, fitted.weight_precision, None, "weights do not fit on any valid TP size")]
     fitting = [tp for tp in fitted.valid_tensor_parallel if tp >= fitted.tensor_parallel]
-    return [_option(model, gpu, label, profile, replace(target_plan, tensor_parallel=tp), inputs) for tp in fitting]
+    return [_option(model, gpu, label, profile, replace(plan, tensor_parallel=tp), inputs) for tp in fitting]
 
 
 def _option(

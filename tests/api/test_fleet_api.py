@@ -266,3 +266,22 @@ def test_the_ranking_sizes_at_the_percentile_every_option_that_could_still_win(c
     for option in ranked[1:]:
         assert option["capacity_exact"] or option["monthly_cost_usd"] >= best["monthly_cost_usd"]
     assert any(not o["capacity_exact"] for o in ranked)  # the bound spared the work
+
+
+def test_weight_formats_change_only_when_the_request_lists_them(client):
+    named = {**LLAMA_70B_AT_2M, "gpu": "h100-sxm"}
+    native = post_ok(client, "/v1/fleet", named)
+    assert native["replica"]["weight_precision"] == "bf16"  # the checkpoint's own: quality is the caller's call
+    either = post_ok(client, "/v1/fleet", {**named, "weight_precision": ["bf16", "fp8"]})
+    # fp8 halves the weights' bytes on a card that runs it natively: a cheaper fleet, chosen.
+    assert either["replica"]["weight_precision"] == "fp8"
+    assert either["monthly_cost_usd"] < native["monthly_cost_usd"]
+    tried = {(a["weight_precision"], a["tensor_parallel"]) for a in either["alternatives"]}
+    assert {("bf16", 8), ("fp8", 8)} <= tried
+    # The GET form spells the list comma-separated; one format in a list is that format.
+    by_get = get_ok(client, "/v1/fleet", **named, weight_precision="bf16,fp8")
+    assert by_get["replica"]["weight_precision"] == "fp8" and by_get["gpus_total"] == either["gpus_total"]
+    one = post_ok(client, "/v1/fleet", {**named, "weight_precision": ["fp8"]})
+    assert one["replica"]["weight_precision"] == "fp8" and one["gpus_total"] == either["gpus_total"]
+    refused = client.post("/v1/fleet", json={**named, "weight_precision": ["bf16", "fp9"]})
+    assert refused.status_code == 422 and "weight_precision.1" in refused.get_json()["errors"]
