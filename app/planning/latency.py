@@ -3,10 +3,11 @@
 The replica is /v1/throughput's (the same fit, engine profile, calibration and step-time
 model); what arrives is the request's workload. `mode=analytic` evaluates the queueing model
 (app/sizing/queueing.py, microseconds per rate), `mode=simulate` the discrete-event simulator
-(app/sizing/simulate.py, about a second per 5,000 requests on this hardware), whose
+(app/sizing/simulate.py, about 60 ms per 5,000 requests here, half a second with the
+capacity search), whose
 percentiles come with 95% confidence half-widths. Either way the answer names the highest
-rate meeting the given SLOs at `slo_percentile`, from the analytic model (a bisection the
-simulator would take minutes for), and what binds it.
+rate meeting the given SLOs at `slo_percentile` and what binds it: by bisection on the
+analytic model, or with `mode=simulate` on simulations of the same seed.
 """
 
 from __future__ import annotations
