@@ -17,10 +17,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from app.sizing.errors import SizingError
+from app.sizing.fleet_plan import arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
 from app.sizing.queueing import E2E_SLO, KV_CAPACITY, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
-from app.sizing.simulate import Limits, Percentiles, SimulationResult, Traffic, saturation_rate, simulate
-from app.sizing.timing import StepModel
+from app.sizing.simulate import Percentiles, SimulationResult, saturation_rate, simulate
 
 from .calibration import Applied, apply, basis
 from .context import Context
@@ -32,17 +32,24 @@ SIMULATE = "simulate"
 
 @dataclass(frozen=True)
 class Replica:
-    """One replica made ready for arrivals: its fit, its step-time model and its limits."""
+    """One replica made ready for arrivals: its fit and its queueing model (which holds the
+    step-time model, the workload's shape and the engine's limits)."""
 
     fit: FitPlan
-    steps: StepModel
-    limits: Limits
-    traffic: Traffic  # the workload's shape; the rate is set per evaluation
+    model: ReplicaModel
+
+    def simulate(self, rate_per_s: float, seed: int, requests: int, saturation: float) -> SimulationResult:
+        """One simulation at `rate_per_s` (the saturation rate given: computed once per answer)."""
+        model = self.model
+        traffic = replace(model.traffic, rate_per_s=rate_per_s)
+        return simulate(
+            model.steps, traffic, model.limits, seed=seed, requests=requests, saturation_rate_per_s=saturation
+        )
 
 
 def replica(fitted: FitPlan, workload: Workload) -> Replica:
-    """The step-time model and the engine's limits of a fitted replica (KV capacity from the
-    fit, the token budget and max_num_seqs from the engine's defaults or the request)."""
+    """The queueing model of a fitted replica (KV capacity from the fit, the token budget and
+    max_num_seqs from the engine's defaults or the request)."""
     inputs = fitted.inputs
     if not fitted.result.fits_weights or fitted.result.max_concurrency < 1:
         raise SizingError(
@@ -50,23 +57,9 @@ def replica(fitted: FitPlan, workload: Workload) -> Replica:
             f"not one sequence of {inputs.prompt_tokens + inputs.output_tokens} tokens fits in the KV cache "
             f"of {fitted.tensor_parallel} x {fitted.target.gpu.name}",
         )
-    assert inputs.max_batched_tokens is not None  # resolve_defaults sets it for every engine
-    setup = prepare_timing(fitted)
-    limits = Limits(
-        max_batched_tokens=inputs.max_batched_tokens,
-        # engine=ideal has no cap of its own: the KV cache is the only limit.
-        max_num_seqs=inputs.max_num_seqs or fitted.result.max_concurrency,
-        kv_capacity_tokens=fitted.result.kv_capacity_tokens,
-    )
-    traffic = Traffic(
-        rate_per_s=1.0,
-        prompt_tokens=inputs.prompt_tokens,
-        output_tokens=inputs.output_tokens,
-        prompt_tokens_cv=workload.arrivals.prompt_tokens_cv,
-        output_tokens_cv=workload.arrivals.output_tokens_cv,
-        burstiness=workload.arrivals.burstiness,
-    )
-    return Replica(fitted, StepModel.build(setup.work, setup.hardware), limits, traffic)
+    # engine=ideal has no cap of its own: the KV cache is the only limit.
+    seats = inputs.max_num_seqs or fitted.result.max_concurrency
+    return Replica(fitted, arrival_model(fitted, prepare_timing(fitted), workload.arrivals, seats))
 
 
 def spread_ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
@@ -78,13 +71,25 @@ def spread_ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
     return {"mean": ms(p.mean), "p50": ms(p.p50), "p90": ms(p.p90), "p95": ms(p.p95), "p99": ms(p.p99)}
 
 
+def _missed(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percentiles) -> str | None:
+    """The first SLO given that the figures miss at the workload's percentile, or None."""
+    percentile = workload.arrivals.slo_percentile
+    checks = ((workload.ttft_slo_ms, ttft, TTFT_SLO), (workload.tpot_slo_ms, tpot, TPOT_SLO))
+    for slo, observed, name in (*checks, (workload.arrivals.e2e_slo_ms, e2e, E2E_SLO)):
+        if slo is not None and not observed.at(percentile) * MS <= slo:  # NaN misses too
+            return name
+    return None
+
+
+def _slos_given(workload: Workload) -> bool:
+    return any(slo is not None for slo in (workload.ttft_slo_ms, workload.tpot_slo_ms, workload.arrivals.e2e_slo_ms))
+
+
 def _meets(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percentiles, stable: bool) -> bool | None:
     """Whether the SLOs hold at the percentile; None when none is given."""
-    slos = [(workload.ttft_slo_ms, ttft), (workload.tpot_slo_ms, tpot), (workload.arrivals.e2e_slo_ms, e2e)]
-    given = [(slo, p) for slo, p in slos if slo is not None]
-    if not given:
+    if not _slos_given(workload):
         return None
-    return stable and all(p.at(workload.arrivals.slo_percentile) * MS <= slo for slo, p in given)
+    return stable and _missed(workload, ttft, tpot, e2e) is None
 
 
 def _row(figures: LatencyEstimate | SimulationResult, workload: Workload, kv_fits: bool) -> dict[str, Any]:
@@ -127,10 +132,6 @@ def simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any
     }
 
 
-def _seconds(ms: float | None) -> float | None:
-    return None if ms is None else ms / MS
-
-
 @dataclass(frozen=True)
 class Capacity:
     """The highest rate meeting the SLOs at the percentile, what stops a higher one, and
@@ -153,11 +154,7 @@ def _failing(result: SimulationResult, workload: Workload) -> str | None:
         return SATURATION
     if result.preemptions:
         return KV_CAPACITY
-    checks = ((workload.ttft_slo_ms, result.ttft_s, TTFT_SLO), (workload.tpot_slo_ms, result.tpot_s, TPOT_SLO))
-    for slo, observed, name in (*checks, (workload.arrivals.e2e_slo_ms, result.e2e_s, E2E_SLO)):
-        if slo is not None and observed.at(workload.arrivals.slo_percentile) * MS > slo:
-            return name
-    return None
+    return _missed(workload, result.ttft_s, result.tpot_s, result.e2e_s)
 
 
 def simulated_capacity(shape: Replica, workload: Workload, seed: int, requests: int, saturation: float) -> Capacity:
@@ -166,14 +163,7 @@ def simulated_capacity(shape: Replica, workload: Workload, seed: int, requests: 
     lo, hi, reason = 0.0, saturation, SATURATION
     for _ in range(SIMULATED_BISECTIONS):
         mid = (lo + hi) / 2
-        result = simulate(
-            shape.steps,
-            replace(shape.traffic, rate_per_s=mid),
-            shape.limits,
-            seed=seed,
-            requests=min(requests, CAPACITY_REQUESTS),
-            saturation_rate_per_s=saturation,
-        )
+        result = shape.simulate(mid, seed, min(requests, CAPACITY_REQUESTS), saturation)
         why = _failing(result, workload)
         if why is None:
             lo = mid
@@ -190,34 +180,24 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
     applied = apply(context, request.model, request.gpu, inputs, request.given)
     workload = request.workload
     shape = replica(plan_fit(model, gpu, applied.inputs), workload)
-    analytic = ReplicaModel.build(shape.steps, shape.traffic, shape.limits)
+    analytic = shape.model
     simulation = request.simulation
     if simulation is not None:
         saturation = saturation_rate(
-            shape.steps, shape.traffic, shape.limits, seed=simulation.seed, requests=min(simulation.requests, 2000)
+            analytic.steps,
+            analytic.traffic,
+            analytic.limits,
+            seed=simulation.seed,
+            requests=min(simulation.requests, 2000),
         )
-        results = [
-            simulate(
-                shape.steps,
-                replace(shape.traffic, rate_per_s=rate),
-                shape.limits,
-                seed=simulation.seed,
-                requests=simulation.requests,
-                saturation_rate_per_s=saturation,
-            )
-            for rate in request.rates
-        ]
+        results = [shape.simulate(rate, simulation.seed, simulation.requests, saturation) for rate in request.rates]
         rows = [simulated_row(result, workload) for result in results]
         capacity = simulated_capacity(shape, workload, simulation.seed, simulation.requests, saturation)
     else:
         saturation = analytic.saturation_rate_per_s
         rows = [_analytic_row(analytic.latency(rate), workload) for rate in request.rates]
-        found = analytic.max_request_rate(
-            _seconds(workload.ttft_slo_ms),
-            _seconds(workload.tpot_slo_ms),
-            _seconds(workload.arrivals.e2e_slo_ms),
-            workload.arrivals.slo_percentile,
-        )
+        slos = slos_s(workload.ttft_slo_ms, workload.tpot_slo_ms, workload.arrivals.e2e_slo_ms)
+        found = analytic.max_request_rate(*slos, workload.arrivals.slo_percentile)
         capacity = Capacity(found.rate_per_s, found.bound_by, found.meets_slo)
     return _body(request, shape, model_label, gpu_label, applied, saturation, capacity, rows, context.notes)
 
@@ -234,7 +214,7 @@ def _body(
     notes: tuple[str, ...],
 ) -> dict[str, Any]:
     fitted, workload = shape.fit, request.workload
-    slos_given = any(v is not None for v in (workload.ttft_slo_ms, workload.tpot_slo_ms, workload.arrivals.e2e_slo_ms))
+    slos_given = _slos_given(workload)
     unstable = [row["request_rate"] for row in rows if not row["stable"]]
     warnings = [*fitted.warnings, *notes, *applied.notes(fitted.tensor_parallel, fitted.kv_precision)]
     if unstable:

@@ -145,20 +145,8 @@ def _under_arrivals(
     below the SLO percentiles). SATURATION_BOUND: the saturation rate itself (no evaluation;
     no rate above it is stable), which says nothing of the SLOs."""
     plan = fitted.inputs
-    assert plan.max_batched_tokens is not None
-    model = ReplicaModel.build(
-        StepModel.build(setup.work, setup.hardware),
-        Traffic(
-            1.0,
-            plan.prompt_tokens,
-            plan.output_tokens,
-            arrivals.prompt_tokens_cv,
-            arrivals.output_tokens_cv,
-            arrivals.burstiness,
-        ),
-        Limits(plan.max_batched_tokens, ceiling, fitted.result.kv_capacity_tokens),
-    )
-    slos = _slos_s(inputs, arrivals)
+    model = arrival_model(fitted, setup, arrivals, ceiling)
+    slos = slos_s(inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
     if bound == fleet.SATURATION_BOUND:
         saturation = model.saturation_rate_per_s
         return (
@@ -208,11 +196,29 @@ def _under_arrivals(
     return capacity, model
 
 
-def _slos_s(inputs: FleetInputs, arrivals: Arrivals) -> tuple[float | None, float | None, float | None]:
-    """TTFT, TPOT and E2E objectives in seconds."""
-    return tuple(  # type: ignore[return-value]
-        None if ms is None else ms / 1e3 for ms in (inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
+def arrival_model(fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats: int) -> ReplicaModel:
+    """One replica under the request's arrivals (queueing.py): its step-time model, its
+    lengths and their spread, and what the engine holds (the step token budget, `seats`
+    running sequences, the fit's KV tokens). /v1/fleet and /v1/latency build it alike."""
+    plan = fitted.inputs
+    assert plan.max_batched_tokens is not None  # resolve_defaults sets it for every engine
+    traffic = Traffic(
+        1.0,
+        plan.prompt_tokens,
+        plan.output_tokens,
+        arrivals.prompt_tokens_cv,
+        arrivals.output_tokens_cv,
+        arrivals.burstiness,
     )
+    limits = Limits(plan.max_batched_tokens, seats, fitted.result.kv_capacity_tokens)
+    return ReplicaModel.build(StepModel.build(setup.work, setup.hardware), traffic, limits)
+
+
+def slos_s(
+    ttft_ms: float | None, tpot_ms: float | None, e2e_ms: float | None
+) -> tuple[float | None, float | None, float | None]:
+    """TTFT, TPOT and E2E objectives in seconds (None: not asked)."""
+    return tuple(None if ms is None else ms / 1e3 for ms in (ttft_ms, tpot_ms, e2e_ms))  # type: ignore[return-value]
 
 
 # Halvings of (0, saturation) the mean-based bound takes: within 1/128 of the saturation rate.
@@ -296,20 +302,25 @@ def planned_load(plan: FleetPlan) -> PlannedLoad | None:
     model = plan.queueing
     if model is None:
         return None
-    demand, sized = plan.demand, plan.size
-    peak = demand.requests_per_s * demand.peak_to_average / max(1, sized.replicas_peak)
-    average = demand.requests_per_s / max(1, sized.replicas_average)
+    demand = plan.demand
+    peak = _peak_rate_per_replica(plan)
+    average = demand.requests_per_s / max(1, plan.size.replicas_average)
     saturation = model.saturation_rate_per_s
     return PlannedLoad(peak, peak / saturation, average / saturation, model.latency(peak))
+
+
+def _peak_rate_per_replica(plan: FleetPlan) -> float:
+    demand = plan.demand
+    return demand.requests_per_s * demand.peak_to_average / max(1, plan.size.replicas_peak)
 
 
 def simulated_at_peak(plan: FleetPlan, *, seed: int, requests: int) -> SimulationResult | None:
     """The planned peak load of one replica, simulated (mode=simulate): the precise mode's
     check of the analytic capacity. None without a queueing model (a measured capacity)."""
-    load, model = planned_load(plan), plan.queueing
-    if load is None or model is None:
+    model = plan.queueing
+    if model is None:
         return None
-    traffic = replace(model.traffic, rate_per_s=load.peak_rate_per_s)
+    traffic = replace(model.traffic, rate_per_s=_peak_rate_per_replica(plan))
     return simulate(model.steps, traffic, model.limits, seed=seed, requests=requests)
 
 
