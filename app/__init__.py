@@ -43,7 +43,21 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         "schema_head": schema_head(),
     }
 
-    from app.api import calibrations, catalog, db_errors, docs, edge, errors, fleet, lab, lookup, memo, ops, planning
+    from app.api import (
+        calibrations,
+        catalog,
+        db_errors,
+        docs,
+        edge,
+        errors,
+        fleet,
+        lab,
+        lookup,
+        memo,
+        ops,
+        plan,
+        planning,
+    )
 
     observability.init_app(app, before_scrape=lookup.catalog)  # first: its hooks wrap every other one
     edge.init_app(app)  # before the memo: a remembered answer is no way around the edge's checks
@@ -56,6 +70,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(catalog.bp)
     app.register_blueprint(fleet.bp)
     app.register_blueprint(lab.bp)
+    app.register_blueprint(plan.bp)
     app.register_blueprint(calibrations.bp)
     docs.init_app(app)
 

@@ -40,6 +40,11 @@ PLANNING = (
     ("GET /v1/throughput", "/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm"),
     ("GET /v1/fleet (whole catalog)", "/v1/fleet?model=llama-3.2-1b&requests_per_day=100000&tpot_slo_ms=50"),
     (
+        "GET /v1/fleet (catalog, 70B)",
+        "/v1/fleet?model=llama-3.1-70b&requests_per_day=2000000&prompt_tokens=2000&output_tokens=400"
+        "&tpot_slo_ms=40&ttft_slo_ms=1500&peak_to_average=2.5",
+    ),
+    (
         "GET /v1/latency (analytic)",
         "/v1/latency?model=llama-3.1-8b&gpu=h100-sxm&sweep_rates=1,4,8&tpot_slo_ms=40&prompt_tokens_cv=0.5",
     ),

@@ -578,7 +578,13 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
 
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> FleetRequest:
         forecast = data.get("forecast") or ()
-        periods = tuple(Period(p["period"], p["requests_per_day"], p.get("peak_to_average")) for p in forecast)
+        # A period without its own peak ratio takes the request's (not the busiest period's, which
+        # the fleet may be sized on).
+        default_ratio = data["peak_to_average"]
+        periods = tuple(
+            Period(p["period"], p["requests_per_day"], _given_or(p.get("peak_to_average"), default_ratio))
+            for p in forecast
+        )
         choices = tuple(dict.fromkeys(data.get("weight_precision") or ()))
         single = choices[0] if len(choices) == 1 else None
         return FleetRequest(
@@ -588,8 +594,7 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
             inputs=self.inputs({**data, "weight_precision": single}),
             weight_precisions=choices if len(choices) > 1 else (),
             traffic=FleetInputs(
-                requests_per_s=_requests_per_s(data),
-                peak_to_average=data["peak_to_average"],
+                *_sized_traffic(data, periods),
                 ttft_slo_ms=data.get("ttft_slo_ms"),
                 tpot_slo_ms=data.get("tpot_slo_ms"),
                 per_replica_tokens_per_s=data.get("per_replica_tokens_per_s"),
@@ -608,13 +613,24 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
         )
 
 
-def _requests_per_s(data: dict[str, Any]) -> float:
-    """The average arrival rate: given per second or per day, else the forecast's first period."""
+def _sized_traffic(data: dict[str, Any], periods: tuple[Period, ...]) -> tuple[float, float]:
+    """The average arrival rate and peak ratio the replica and the fleet are sized on: given
+    per second or per day, else the forecast's busiest period (the highest peak), so that the
+    chosen option is the one that carries the forecast at its height."""
     if data.get("requests_per_second") is not None:
-        return float(data["requests_per_second"])
+        return float(data["requests_per_second"]), data["peak_to_average"]
     if data.get("requests_per_day") is not None:
-        return float(data["requests_per_day"]) / SECONDS_PER_DAY
-    return float(data["forecast"][0]["requests_per_day"]) / SECONDS_PER_DAY
+        return float(data["requests_per_day"]) / SECONDS_PER_DAY, data["peak_to_average"]
+
+    def ratio(period: Period) -> float:
+        return _given_or(period.peak_to_average, data["peak_to_average"])
+
+    busiest = max(periods, key=lambda period: period.requests_per_day * ratio(period))
+    return busiest.requests_per_day / SECONDS_PER_DAY, ratio(busiest)
+
+
+def _given_or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema):

@@ -23,6 +23,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from app.api import catalog_schemas
 from app.api.schemas import PeakSchema
 from app.catalog import models as tables
+from app.sizing import fleet
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
@@ -37,6 +38,8 @@ BOUND_BY = (
     "measured",
 )
 BOUNDS = ("memory", "compute")
+# What a ranked option's cost is a lower bound from (fleet.py).
+CAPACITY_BOUNDS = (fleet.MINIMUM_FLEET_BOUND, fleet.SATURATION_BOUND, fleet.MEAN_BOUND)
 
 
 def page(item: str, name: str | None = None) -> type[Schema]:
@@ -394,7 +397,7 @@ class FleetOption(_sized(required=False)):  # type: ignore[misc]
     ttft_ms = fields.Float(allow_none=True)
     bound_by = fields.String(validate=validate.OneOf(BOUND_BY))
     capacity_exact = fields.Boolean()
-    capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(("saturation rate", "mean latencies")))
+    capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(CAPACITY_BOUNDS))
 
 
 class FleetPeriod(_sized(required=True)):  # type: ignore[misc]

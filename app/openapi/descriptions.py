@@ -245,7 +245,8 @@ FIELDS: dict[str, str] = {
     ),
     "forecast": (
         "POST only: traffic per period (at most 120), one `periods` row each, all sized with the replica planned "
-        "for the first period's traffic unless requests_per_day or requests_per_second is given."
+        "for the busiest period (the highest requests_per_day × peak ratio; its figures are the answer's own) "
+        "unless requests_per_day or requests_per_second is given."
     ),
     "form_factor": (
         "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
@@ -935,11 +936,14 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "capacity_exact": (
             "Whether the option was sized at the SLO percentile (true), or kept a bound on its capacity (see "
             "capacity_bound), so that its GPUs and cost are lower bounds that already exceed the best's (sized "
-            "options only)."
+            "or pending options only)."
         ),
         "capacity_bound": (
-            "What an option's capacity bound was taken from: `saturation rate` (no stable rate is above it) or "
-            "`mean latencies` (the highest rate whose means meet the SLOs); null when sized at the percentile."
+            "What an option's cost bound was taken from: `minimum fleet` (never evaluated: one replica carrying "
+            "the whole peak plus the spares and zones, at one GPU a replica when tensor_parallel is null; only "
+            "replicas_total, gpus_total, price_per_gpu_hour_usd and monthly_cost_usd are given, all lower "
+            "bounds, and evaluating it could still rule it out), `saturation rate` (no stable rate is above it) "
+            "or `mean latencies` (the highest rate whose means meet the SLOs); null when sized at the percentile."
         ),
         "gpu": "Catalog slug of the GPU.",
         "mig_profile": "MIG profile; null for whole cards.",
@@ -1575,6 +1579,6 @@ TAGS: dict[str, str] = {
         "planning then uses (`basis: calibrated`): read by anyone, written with a bearer token."
     ),
     "operations": "Probes for load balancers and Kubernetes.",
-    "lab": "The interactive inference lab, a page over the planning endpoints.",
+    "lab": "The interactive inference lab and the fleet planner, pages over the planning endpoints.",
     "documentation": "This document, and Swagger UI over it.",
 }

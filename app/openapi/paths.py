@@ -754,6 +754,16 @@ OTHERS = [
         description="An interactive page over /v1/fit and /v1/throughput: it computes nothing itself, every figure "
         "on it is a field of their answers. Its scripts and styles are served under /static/lab/.",
     ),
+    Operation(
+        "get",
+        "/plan",
+        "plan",
+        "lab",
+        "The fleet planner (HTML page)",
+        (Answer("200", "The page.", content=HTML),),
+        description="An interactive page over /v1/fleet and /v1/latency: it computes nothing itself, every figure "
+        "on it is a field of their answers. Its scripts and styles are served under /static/plan/.",
+    ),
     # /livez is /healthz under the name Kubernetes probes use.
     *(
         Operation(

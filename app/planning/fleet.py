@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
     FleetPlan,
     Option,
@@ -87,7 +88,13 @@ def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> di
 
 
 def size_body(plan: FleetPlan) -> dict[str, Any]:
-    s = plan.size
+    per_million = plan.cost_per_million_output_tokens_usd
+    return _sized(plan.size, plan.price_per_gpu_hour_usd, plan.monthly_cost_usd, per_million)
+
+
+def _sized(
+    s: FleetSize, price_per_gpu_hour_usd: float | None, monthly_cost_usd: float | None, per_million_usd: float | None
+) -> dict[str, Any]:
     return {
         "replicas_average": s.replicas_average,
         "replicas_peak": s.replicas_peak,
@@ -96,9 +103,9 @@ def size_body(plan: FleetPlan) -> dict[str, Any]:
         "gpus_average": s.gpus_average,
         "gpus_peak": s.gpus_peak,
         "gpus_total": s.gpus_total,
-        "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
-        "monthly_cost_usd": plan.monthly_cost_usd,
-        "cost_per_million_output_tokens_usd": plan.cost_per_million_output_tokens_usd,
+        "price_per_gpu_hour_usd": price_per_gpu_hour_usd,
+        "monthly_cost_usd": monthly_cost_usd,
+        "cost_per_million_output_tokens_usd": per_million_usd,
     }
 
 
@@ -225,6 +232,15 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
                 "capacity_exact": plan.capacity.exact,
                 "capacity_bound": plan.capacity.bound,
                 **size_body(plan),
+            }
+        )
+    elif (floor := option.floor) is not None:
+        # Never evaluated: only its minimum fleet is known, a lower bound on its GPUs and cost.
+        row.update(
+            {
+                "capacity_exact": False,
+                "capacity_bound": option.bound,
+                **_sized(floor.size, floor.price_per_gpu_hour_usd, floor.monthly_cost_usd, None),
             }
         )
     return row

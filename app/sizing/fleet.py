@@ -78,6 +78,8 @@ class ReplicaCapacity:
 # below it), or the highest rate whose mean latencies meet them (means are below percentiles).
 SATURATION_BOUND = "saturation rate"
 MEAN_BOUND = "mean latencies"
+# Before any of those: the fewest GPUs any replica of the shape could need (minimum_fleet).
+MINIMUM_FLEET_BOUND = "minimum fleet"
 
 
 def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:
@@ -217,6 +219,17 @@ def size_fleet(
         min_replicas=min(minimum, total),
         max_replicas=total,
     )
+
+
+def minimum_fleet(
+    demand: Demand, gpus_per_replica: int, redundancy: Redundancy, replicas_per_card: int | None = None
+) -> FleetSize:
+    """The smallest fleet any replica of `gpus_per_replica` GPUs could be sized to: one that
+    carries the whole peak alone, plus the spares and zones. size_fleet never gives fewer
+    GPUs for a slower replica, so this bounds every capacity's fleet from below, before the
+    replica is fitted or timed at all."""
+    carried = max(demand.peak_tokens_per_s, demand.average_tokens_per_s) * (1 + redundancy.headroom)
+    return size_fleet(demand, carried if carried > 0 else 1.0, gpus_per_replica, redundancy, replicas_per_card)
 
 
 def cold_start_s(weights_bytes: float, load_gb_per_s: float, engine_startup_s: float) -> float:

@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from . import cost as cost_mod
 from . import fleet
 from .errors import SizingError
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
-from .queueing import E2E_SLO, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, MeanCore, ReplicaModel
+from .precision import AUTO, UnknownPrecision, normalise
+from .queueing import (
+    E2E_SLO,
+    KV_CAPACITY,
+    MAX_NUM_SEQS,
+    SATURATION,
+    TPOT_SLO,
+    TTFT_SLO,
+    LatencyEstimate,
+    MeanCore,
+    ReplicaModel,
+)
 from .simulate import Limits, SimulationResult, Traffic, simulate
 from .specs import GpuSpec, ModelSpec
 from .timing import StepModel
@@ -155,7 +168,7 @@ def _under_arrivals(
                 tokens_per_s=saturation * plan.output_tokens,
                 time_per_token_s=None,
                 ttft_s=None,
-                bound_by=model.saturation_bound,
+                bound_by=_seat_limit(model.saturation_bound, fitted, ceiling),
                 meets_slo=True,
                 request_rate_per_s=saturation,
                 max_num_seqs=ceiling,
@@ -178,6 +191,7 @@ def _under_arrivals(
         meets = core is not None
         times = (core.tpot_s, core.ttft_s, core.rate_per_s * core.e2e_s) if core is not None else None
         queued = core.rate_per_s * core.queue_wait_s if core is not None else 0.0
+    bound_by = _seat_limit(bound_by, fitted, ceiling)
     if not meets or times is None:
         return replace(best_effort(), concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
     tpot_s, ttft_s, in_flight = times
@@ -194,6 +208,15 @@ def _under_arrivals(
         queue_length=queued,
     )
     return capacity, model
+
+
+def _seat_limit(bound_by: str, fitted: FitPlan, seats: int) -> str:
+    """The queueing model names a seat-bound capacity max_num_seqs; the seats are the KV
+    cache's when it holds fewer sequences of the full length than the engine's cap."""
+    cap = fitted.inputs.max_num_seqs
+    if bound_by == MAX_NUM_SEQS and seats == fitted.result.max_concurrency and (cap is None or seats < cap):
+        return KV_CAPACITY
+    return bound_by
 
 
 def arrival_model(fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats: int) -> ReplicaModel:
@@ -265,6 +288,8 @@ def _mean_bound_rate(
 
 # Each bound's next, tighter one: the saturation rate, the mean latencies, the percentile.
 TIGHTER = {fleet.SATURATION_BOUND: fleet.MEAN_BOUND, fleet.MEAN_BOUND: None}
+# How far each bound is from the percentile's sizing: a ranking's tie-break.
+BOUND_LOOSENESS = {fleet.MEAN_BOUND: 0, fleet.SATURATION_BOUND: 1, fleet.MINIMUM_FLEET_BOUND: 2}
 
 
 def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
@@ -421,8 +446,19 @@ def forecast(base: FleetPlan, periods: Sequence[Period], inputs: FleetInputs) ->
 
 
 @dataclass(frozen=True)
+class Floor:
+    """A pending option's lower bound: the minimum fleet (fleet.minimum_fleet) at its GPUs per
+    replica and card price, known before the option is fitted or timed."""
+
+    size: fleet.FleetSize
+    price_per_gpu_hour_usd: float  # per whole card
+    monthly_cost_usd: float
+
+
+@dataclass(frozen=True)
 class Option:
-    """One ranked configuration, or one ruled out and why."""
+    """One ranked configuration, or one ruled out and why, or one still pending on its floor
+    (a ranking never needed to evaluate it: its floor already costs more than the best)."""
 
     gpu: str
     mig_profile: str | None
@@ -431,10 +467,28 @@ class Option:
     plan: FleetPlan | None
     ruled_out: str | None = None
     why: str = ""
+    floor: Floor | None = None
+    # A pending option's evaluation: the options it stands for (one per valid TP size, or
+    # itself sized on its saturation bound). None once evaluated.
+    expand: Callable[[], list[Option]] | None = field(default=None, compare=False, repr=False)
 
     @property
     def eligible(self) -> bool:
-        return self.plan is not None and self.ruled_out is None
+        """Sized, or pending, and not ruled out (a pending option may yet be, if evaluated)."""
+        return self.ruled_out is None and (self.plan is not None or self.floor is not None)
+
+    @property
+    def monthly_cost_usd(self) -> float | None:
+        if self.plan is not None:
+            return self.plan.monthly_cost_usd
+        return None if self.floor is None else self.floor.monthly_cost_usd
+
+    @property
+    def bound(self) -> str | None:
+        """What the option's cost is a lower bound from (None: sized at the SLO percentile)."""
+        if self.plan is not None:
+            return self.plan.capacity.bound
+        return fleet.MINIMUM_FLEET_BOUND if self.floor is not None else None
 
 
 def _targets(gpu: GpuSpec) -> Iterable[str | None]:
@@ -458,7 +512,7 @@ def rank(
         for profile in _targets(gpu):
             for precision in precisions or (plan.weight_precision,):
                 shape = replace(plan, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
-                options.extend(_shapes_on(model, gpu, label, shape, inputs))
+                options.extend(_pending_card(model, gpu, label, shape, inputs))
     return _settle(options, inputs)
 
 
@@ -480,8 +534,64 @@ def shapes(
     return _settle(options, inputs)
 
 
+def _floor(gpu: GpuSpec, plan: PlanInputs, inputs: FleetInputs, gpus_per_replica: int) -> Floor | None:
+    """The shape's minimum fleet and its cost (None without a price: nothing to bound)."""
+    card_price = plan.price_per_gpu_hour_usd if plan.price_per_gpu_hour_usd is not None else gpu.hourly_price_usd
+    if card_price is None:
+        return None
+    profile = next((p for p in gpu.mig_profiles if p.name == plan.mig_profile), None)
+    per_card = profile.max_instances if profile is not None else None
+    demand = fleet.Demand(inputs.requests_per_s, inputs.peak_to_average, plan.prompt_tokens, plan.output_tokens)
+    sized = fleet.minimum_fleet(demand, gpus_per_replica, inputs.redundancy, per_card)
+    return Floor(sized, card_price, round(sized.gpus_total * card_price * inputs.hours_per_month, 2))
+
+
+def _pending(
+    gpu: GpuSpec,
+    label: str,
+    plan: PlanInputs,
+    inputs: FleetInputs,
+    gpus_per_replica: int,
+    expand: Callable[[], list[Option]],
+) -> list[Option]:
+    """An option left on its floor for the ranking to evaluate when it must; evaluated now
+    when it has no price (no floor to order it by)."""
+    floor = _floor(gpu, plan, inputs, gpus_per_replica)
+    if floor is None:
+        return expand()
+    return [
+        Option(
+            label,
+            plan.mig_profile,
+            plan.tensor_parallel,
+            _shown(plan.weight_precision),
+            None,
+            floor=floor,
+            expand=expand,
+        )
+    ]
+
+
+def _shown(precision: str | None) -> str | None:
+    """A pending option's weight format as its row shows it: the one asked, normalised (None
+    for the checkpoint's own or `auto`, which only the fit resolves)."""
+    if precision is None or precision.strip().lower() == AUTO:
+        return None
+    try:
+        return normalise(precision)
+    except UnknownPrecision:
+        return None
+
+
+def _pending_card(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
+    """A GPU (or MIG profile) at one precision, not yet fitted: its floor is one GPU a replica
+    (TP 1 is always a valid size, and a slice is one GPU)."""
+    return _pending(gpu, label, plan, inputs, 1, lambda: _shapes_on(model, gpu, label, plan, inputs))
+
+
 def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
-    """The plan's TP, or every valid one that holds the weights when it gives none."""
+    """The plan's TP, or every valid one that holds the weights when it gives none: each
+    pending on its floor."""
     profile = plan.mig_profile
     if plan.tensor_parallel is not None:
         return [_option(model, gpu, label, profile, plan, inputs)]
@@ -491,8 +601,19 @@ def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inp
         return [Option(label, profile, None, plan.weight_precision, None, f"{exc.field}: {exc.message}")]
     if not fitted.result.fits_weights:
         return [Option(label, profile, None, fitted.weight_precision, None, "weights do not fit on any valid TP size")]
-    fitting = [tp for tp in fitted.valid_tensor_parallel if tp >= fitted.tensor_parallel]
-    return [_option(model, gpu, label, profile, replace(plan, tensor_parallel=tp), inputs) for tp in fitting]
+    options: list[Option] = []
+    for tp in fitted.valid_tensor_parallel:
+        if tp >= fitted.tensor_parallel:
+            shape = replace(plan, tensor_parallel=tp)
+            evaluate = partial(_evaluated, model, gpu, label, profile, shape, inputs)
+            options.extend(_pending(gpu, label, shape, inputs, tp, evaluate))
+    return options
+
+
+def _evaluated(
+    model: ModelSpec, gpu: GpuSpec, label: str, profile: str | None, plan: PlanInputs, inputs: FleetInputs
+) -> list[Option]:
+    return [_option(model, gpu, label, profile, plan, inputs)]
 
 
 def _option(
@@ -513,67 +634,74 @@ def _ruled_out(sized: FleetPlan) -> str | None:
     return None
 
 
-def _reassessed(option: Option, inputs: FleetInputs) -> Option:
+def _reassessed(option: Option, inputs: FleetInputs) -> list[Option]:
+    """The option's next, tighter look: a pending one evaluated, a sized one refined."""
+    if option.expand is not None:
+        return option.expand()
     assert option.plan is not None
     sized = refine(option.plan, inputs)
-    return replace(option, plan=sized, ruled_out=_ruled_out(sized))
+    return [replace(option, plan=sized, ruled_out=_ruled_out(sized))]
 
 
 def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
-    """Best-first branch and bound. Every option starts on its cheapest bound (the
-    saturation rate); the one whose bound cost is lowest is sized on the next tighter bound
-    (the mean latencies), and then at the SLO percentile, until no remaining bound is cheaper
-    than the best option so sized. Rank 1 is then the cheapest option that meets the SLOs at
-    the percentile, and the others keep a bound (`capacity.bound`) that no tightening could
-    bring below it."""
+    """Best-first branch and bound. Every option starts on its cheapest bound (the minimum
+    fleet of its shape: no evaluation at all); the one whose bound cost is lowest is looked at
+    more closely: fitted into its TP sizes, sized on its saturation rate, then on its mean
+    latencies, then at the SLO percentile, until no remaining bound is cheaper than the best
+    option so sized. Rank 1 is then the cheapest option that meets the SLOs at the percentile,
+    and the others keep a bound (`bound`) that no tightening could bring below it."""
     settled: list[Option] = []
-    frontier: list[tuple[float, int, Option]] = []
-    for index, option in enumerate(options):
-        plan = option.plan
-        if option.eligible and plan is not None and plan.monthly_cost_usd is not None and not plan.capacity.exact:
-            heapq.heappush(frontier, (plan.monthly_cost_usd, index, option))
-        else:
-            settled.append(option)
+    # At equal bound cost the tightest bound is looked at first: it is the nearest to sized.
+    frontier: list[tuple[float, int, int, Option]] = []
+    counter = itertools.count()
     best = math.inf
-    while frontier and frontier[0][0] < best:
-        _, index, option = heapq.heappop(frontier)
-        option = _reassessed(option, inputs)
-        plan = option.plan
-        if not option.eligible or plan is None or plan.monthly_cost_usd is None:
+
+    def place(option: Option) -> None:
+        nonlocal best
+        cost = option.monthly_cost_usd
+        if not option.eligible or cost is None:
             settled.append(option)
-        elif plan.capacity.exact:
+        elif option.bound is None:
             settled.append(option)
-            best = min(best, plan.monthly_cost_usd)
+            best = min(best, cost)
         else:
-            heapq.heappush(frontier, (plan.monthly_cost_usd, index, option))
-    settled.extend(option for _, _, option in frontier)
+            heapq.heappush(frontier, (cost, BOUND_LOOSENESS[option.bound], next(counter), option))
+
+    for option in options:
+        place(option)
+    while frontier and frontier[0][0] < best:
+        *_, option = heapq.heappop(frontier)
+        for looked in _reassessed(option, inputs):
+            place(looked)
+    settled.extend(option for *_, option in sorted(frontier, key=lambda entry: entry[:3]))
     return _order(settled)
 
 
 def _order(options: list[Option]) -> list[Option]:
     eligible = sorted(
         (o for o in options if o.eligible),
-        # At equal cost an option sized at the SLO percentile ranks before one left at its bound.
+        # At equal cost an option sized at the SLO percentile ranks before one left at a bound.
         key=lambda o: (
-            o.plan.monthly_cost_usd,  # type: ignore[union-attr]
-            not o.plan.capacity.exact,  # type: ignore[union-attr]
-            o.plan.cost_per_million_output_tokens_usd or 0.0,  # type: ignore[union-attr]
+            o.monthly_cost_usd,
+            o.bound is not None,
+            (o.plan.cost_per_million_output_tokens_usd or 0.0) if o.plan is not None else 0.0,
         ),
     )
     rest = [o for o in options if not o.eligible]
     ranked: list[Option] = []
     if eligible:
-        best = eligible[0].plan
-        assert best is not None and best.monthly_cost_usd is not None
+        best = eligible[0].monthly_cost_usd
+        assert best is not None
         for index, option in enumerate(eligible):
-            assert option.plan is not None and option.plan.monthly_cost_usd is not None
+            cost = option.monthly_cost_usd
+            assert cost is not None
             if index == 0:
                 why = "cheapest per month among the options that meet the SLOs"
-            elif (extra := option.plan.monthly_cost_usd - best.monthly_cost_usd) < 0.005:
+            elif (extra := cost - best) < 0.005:
                 why = "meets the SLOs at the best's monthly cost, at a higher cost per token"
             else:
                 why = f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
-            if (bound := option.plan.capacity.bound) is not None:
+            if (bound := option.bound) is not None:
                 why = (
                     f"costs at least {max(0.0, extra):.2f} USD more per month than the best (a bound from its "
                     f"{bound}, not sized at the SLO percentile)"

@@ -16,7 +16,7 @@ from . import memory, timing
 from .engine import EngineProfile
 from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
-from .precision import UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise, peak_key
+from .precision import AUTO, UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise, peak_key
 from .specs import GpuSpec, MigProfile, ModelSpec
 
 MS = 1e3
@@ -278,7 +278,7 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     memory_gb = _require(target.gpu.memory_gb, "gpu.memory_gb", "GPU memory")
     inputs = resolve_defaults(inputs, target.gpu)
     assert inputs.gpu_memory_utilization is not None
-    if inputs.weight_precision is not None and inputs.weight_precision.strip().lower() != "auto":
+    if inputs.weight_precision is not None and inputs.weight_precision.strip().lower() != AUTO:
         _precision(inputs.weight_precision, "weight_precision")
     if inputs.weight_precision is None and model.native_precision is None:
         raise SizingError(

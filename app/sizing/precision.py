@@ -83,6 +83,10 @@ SCALE_BYTES_PER_PARAM = {
 }
 
 
+# The weight-format policy a request may ask for instead of a format: each card's best (choose_weight_precision).
+AUTO = "auto"
+
+
 class UnknownPrecision(ValueError):
     """A precision name that is not in the table."""
 
@@ -152,7 +156,7 @@ def choose_weight_precision(requested: str | None, model: ModelSpec, gpu: GpuSpe
         if model.native_precision is None:
             raise UnknownPrecision("the model's native precision is not known: pass weight_precision")
         chosen = normalise(model.native_precision)
-    elif requested.strip().lower() == "auto":
+    elif requested.strip().lower() == AUTO:
         # int4 tensor-core math (Ampere has it) is not what serving engines run: 4-bit
         # integer weights are dequantised, so the policy picks among the formats computed in.
         chosen = min((n for n in natives if n not in WEIGHT_ONLY_ANYWHERE), key=_rank, default="bf16")

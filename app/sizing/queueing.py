@@ -70,6 +70,7 @@ Entry points
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
@@ -101,6 +102,8 @@ SEAT_TAIL_SHAPE = 1.0
 _NAN = math.nan
 _NAN_PERCENTILES = Percentiles(_NAN, _NAN, _NAN, _NAN, _NAN)
 _STD_NORMAL = NormalDist()
+# A distribution function of a time in seconds.
+Cdf = Callable[[float], float]
 
 
 @dataclass(frozen=True)
@@ -267,9 +270,15 @@ def _lognormal_cdf(mean: float, var: float, x: float) -> float:
     return 0.5 * (1 + math.erf((math.log(x) - mu) / math.sqrt(2 * s2)))
 
 
-def _solve(cdf: object, p: float, hi: float) -> float:
-    """The smallest t with cdf(t) >= p, by bisection (cdf non-decreasing)."""
-    assert callable(cdf)
+# Relative precision of a percentile reported (_solve), and of one a capacity search compares
+# with an SLO: the search's own step is 1% of the rate, so 1e-4 of the time is plenty.
+REPORTED_PRECISION = 1e-7
+SEARCH_PRECISION = 1e-4
+
+
+def _solve(cdf: Cdf, p: float, hi: float, precision: float = REPORTED_PRECISION) -> float:
+    """The smallest t with cdf(t) >= p, within `precision` of it, by bisection (cdf
+    non-decreasing)."""
     lo = 0.0
     while cdf(hi) < p:
         lo = hi
@@ -282,7 +291,7 @@ def _solve(cdf: object, p: float, hi: float) -> float:
             lo = mid
         else:
             hi = mid
-        if hi - lo <= 1e-7 * hi:
+        if hi - lo <= precision * hi:
             break
     return (lo + hi) / 2
 
@@ -601,12 +610,8 @@ class ReplicaModel:
     def latency(self, rate_per_s: float, percentiles: bool = True) -> LatencyEstimate:
         """The replica at `rate_per_s`: means always, percentiles when asked; unstable (past
         λ_sat or the fixed point) gives NaN figures and the capacity's output tokens/s."""
-        core = self.mean_core(rate_per_s)
+        core, util, stable, (kv_mean, kv_sd), kv_ok = self._screen(rate_per_s)
         lam = rate_per_s
-        util = lam / self.saturation_rate_per_s
-        stable = core.stable and util < 1.0
-        kv_mean, kv_sd = self._kv(core)
-        kv_ok = kv_mean + KV_SIGMAS * kv_sd <= self.limits.kv_capacity_tokens
         if not stable:
             return LatencyEstimate(
                 lam,
@@ -630,7 +635,7 @@ class ReplicaModel:
             wait, ttft = self._ttft_percentiles(core)
             tpot = self._tpot_percentiles(core)
             itl = self._itl_percentiles(core)
-            e2e = self._e2e_percentiles(core, ttft)
+            e2e = self._e2e_percentiles(core, ttft.mean, ttft.p50, ttft.p90)
         else:
             wait = Percentiles(core.queue_wait_s, _NAN, _NAN, _NAN, _NAN)
             ttft = Percentiles(core.ttft_s, _NAN, _NAN, _NAN, _NAN)
@@ -656,6 +661,15 @@ class ReplicaModel:
             core,
         )
 
+    def _screen(self, rate_per_s: float) -> tuple[MeanCore, float, bool, tuple[float, float], bool]:
+        """The mean core at a rate, its utilization, whether it is stable, the KV tokens held
+        (mean, sd) and whether they fit (mean + KV_SIGMAS sd)."""
+        core = self.mean_core(rate_per_s)
+        util = rate_per_s / self.saturation_rate_per_s
+        kv_mean, kv_sd = self._kv(core)
+        kv_ok = kv_mean + KV_SIGMAS * kv_sd <= self.limits.kv_capacity_tokens
+        return core, util, core.stable and util < 1.0, (kv_mean, kv_sd), kv_ok
+
     def _kv(self, core: MeanCore) -> tuple[float, float]:
         """KV tokens held: decoding contexts (per TPOT second) and half-done prompts."""
         lam, tpot = core.rate_per_s, core.tpot_s
@@ -666,10 +680,19 @@ class ReplicaModel:
         return mean, math.sqrt(var)
 
     def _ttft_percentiles(self, core: MeanCore) -> tuple[Percentiles, Percentiles]:
-        """TTFT mixed over the prompt's length (quadrature nodes) and two cases: the arrival
-        finds the prefill stream idle (1 - σ: the residual of a decode step in flight, if
-        any) or busy (σ: the residual of the mixed step in flight and the wait for the
-        backlog, a gamma tail); then its own chunks; seat waits (Erlang C) on top."""
+        """The queue wait's and the TTFT's percentiles (see _ttft_distribution)."""
+        wait_cdf, ttft_cdf, hi, ttft_mean = self._ttft_distribution(core)
+        wait = Percentiles(core.queue_wait_s, *(_solve(wait_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
+        ttft = Percentiles(ttft_mean, *(_solve(ttft_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
+        return wait, ttft
+
+    def _ttft_distribution(self, core: MeanCore) -> tuple[Cdf, Cdf, float, float]:
+        """The CDFs of the queue wait and the TTFT, a time above most of their mass (the
+        percentile search's start), and the TTFT's mean. TTFT mixed over the prompt's length
+        (quadrature nodes) and two cases: the arrival finds the prefill stream idle (1 - σ:
+        the residual of a decode step in flight, if any) or busy (σ: the residual of the
+        mixed step in flight and the wait for the backlog, a gamma tail); then its own
+        chunks; seat waits (Erlang C) on top."""
         n = core.running
         sigma = core.wait_probability
         td = self._decode_s(max(n, 1.0))
@@ -700,11 +723,8 @@ class ReplicaModel:
             x = t - overhead
             return sum(wait_cdf(x - s) for s in own) / len(own)
 
-        hi = max(core.ttft_s, 1e-6) * 4
-        wait = Percentiles(core.queue_wait_s, *(_solve(wait_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
         mean = overhead + core.queue_wait_s + sum(own) / len(own)
-        ttft = Percentiles(mean, *(_solve(ttft_cdf, q / 100, hi) for q in OFFERED_PERCENTILES))
-        return wait, ttft
+        return wait_cdf, ttft_cdf, max(core.ttft_s, 1e-6) * 4, mean
 
     def _prefill_time(self, n: float, prompt: float) -> float:
         k, _, t = self._prefill(n, prompt)
@@ -734,18 +754,25 @@ class ReplicaModel:
         return count / decode_steps + drift
 
     def _tpot_percentiles(self, core: MeanCore) -> Percentiles:
+        cdf = self._tpot_cdf(core)
+        if cdf is None:
+            return Percentiles(0.0, 0.0, 0.0, 0.0, 0.0)
+        mean = core.tpot_s
+        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+
+    def _tpot_cdf(self, core: MeanCore) -> Cdf | None:
         """A lognormal of the mean TPOT and each output length's variance, mixed over the
-        output lengths of requests with at least two tokens."""
+        output lengths of requests with at least two tokens (None: no request has two)."""
         mean = core.tpot_s
         spread = self._tpot_spread(core)
-        parts = [(o - 1, self._tpot_variance(core, o - 1, spread)) for o in self.output_nodes if o >= 2]
-        if not parts:
-            return Percentiles(0.0, 0.0, 0.0, 0.0, 0.0)
+        variances = [self._tpot_variance(core, o - 1, spread) for o in self.output_nodes if o >= 2]
+        if not variances:
+            return None
 
         def cdf(t: float) -> float:
-            return sum(_lognormal_cdf(mean, v, t) for _, v in parts) / len(parts)
+            return sum(_lognormal_cdf(mean, v, t) for v in variances) / len(variances)
 
-        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+        return cdf
 
     def _itl_percentiles(self, core: MeanCore) -> Percentiles:
         """Step durations as decoding requests see them: decode-only steps, steps carrying a
@@ -781,23 +808,29 @@ class ReplicaModel:
             values.append(value)
         return Percentiles(core.tpot_s, *values)
 
-    def _e2e_percentiles(self, core: MeanCore, ttft: Percentiles) -> Percentiles:
+    def _e2e_percentiles(self, core: MeanCore, ttft_mean: float, ttft_p50: float, ttft_p90: float) -> Percentiles:
+        cdf, mean = self._e2e_distribution(core, ttft_mean, ttft_p50, ttft_p90)
+        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+
+    def _e2e_distribution(
+        self, core: MeanCore, ttft_mean: float, ttft_p50: float, ttft_p90: float
+    ) -> tuple[Cdf, float]:
         """TTFT plus the decode steps, mixed over output lengths (lognormal per length; the
-        TTFT's spread read off its p50 to p90)."""
-        ttft_var = ((ttft.p90 - ttft.p50) / 1.2816) ** 2 if ttft.p90 > ttft.p50 else 0.0
+        TTFT's spread read off its p50 to p90): the CDF and the mean."""
+        ttft_var = ((ttft_p90 - ttft_p50) / 1.2816) ** 2 if ttft_p90 > ttft_p50 else 0.0
         tpot = core.tpot_s
         spread = self._tpot_spread(core)
         parts = []
         for o in self.output_nodes:
             d = o - 1
             var = ttft_var + (d * d * self._tpot_variance(core, d, spread) if d > 0 else 0.0)
-            parts.append((ttft.mean + d * tpot, var))
+            parts.append((ttft_mean + d * tpot, var))
         mean = sum(m for m, _ in parts) / len(parts)
 
         def cdf(t: float) -> float:
             return sum(_lognormal_cdf(m, v, t) for m, v in parts) / len(parts)
 
-        return Percentiles(mean, *(_solve(cdf, q / 100, mean * 2) for q in OFFERED_PERCENTILES))
+        return cdf, mean
 
     # -- capacity -----------------------------------------------------------------------
     def max_request_rate(
@@ -815,38 +848,68 @@ class ReplicaModel:
         if percentile is not None and float(percentile) not in OFFERED_PERCENTILES:
             raise ValueError(f"percentile must be one of {OFFERED_PERCENTILES}")
 
-        def figure(p: Percentiles) -> float:
-            return p.mean if percentile is None else p.at(percentile)
+        slos = (ttft_slo_s, tpot_slo_s, e2e_slo_s)
 
-        def failing(rate: float) -> tuple[str | None, LatencyEstimate]:
-            est = self.latency(rate, percentiles=percentile is not None)
-            if not est.stable:
-                return SATURATION, est
-            if not est.kv_ok:
-                return KV_CAPACITY, est
-            if ttft_slo_s is not None and figure(est.ttft_s) > ttft_slo_s:
-                return TTFT_SLO, est
-            if tpot_slo_s is not None and figure(est.tpot_s) > tpot_slo_s:
-                return TPOT_SLO, est
-            if e2e_slo_s is not None and figure(est.e2e_s) > e2e_slo_s:
-                return E2E_SLO, est
-            return None, est
+        def failing(rate: float) -> str | None:
+            if percentile is None:
+                est = self.latency(rate, percentiles=False)
+                if not est.stable:
+                    return SATURATION
+                if not est.kv_ok:
+                    return KV_CAPACITY
+                return _first_missed(slos, (est.ttft_s.mean, est.tpot_s.mean, est.e2e_s.mean))
+            return self._missed_at_percentile(rate, slos, percentile / 100)
 
         lo, hi = 0.0, self.saturation_rate_per_s
-        best: LatencyEstimate | None = None
         reason = SATURATION
         tiny = hi * 1e-6
-        why, est = failing(tiny)
+        why = failing(tiny)
         if why is not None:
-            return MaxRate(0.0, why, False, est)
-        lo, best = tiny, est
+            return MaxRate(0.0, why, False, self.latency(tiny, percentiles=percentile is not None))
+        lo = tiny
         while hi - lo > relative_tolerance * hi:
             mid = (lo + hi) / 2
-            why, est = failing(mid)
+            why = failing(mid)
             if why is None:
-                lo, best = mid, est
+                lo = mid
             else:
                 hi, reason = mid, why
         if reason == SATURATION:
             reason = self.saturation_bound
-        return MaxRate(lo, reason, True, best)
+        return MaxRate(lo, reason, True, self.latency(lo, percentiles=percentile is not None))
+
+    def _missed_at_percentile(
+        self, rate_per_s: float, slos: tuple[float | None, float | None, float | None], q: float
+    ) -> str | None:
+        """What a rate misses, computing only the SLOs' own figures at quantile q (a capacity
+        search needs one percentile of each, not the whole table): None when it meets them."""
+        core, _, stable, _, kv_ok = self._screen(rate_per_s)
+        if not stable:
+            return SATURATION
+        if not kv_ok:
+            return KV_CAPACITY
+        ttft_slo_s, tpot_slo_s, e2e_slo_s = slos
+        if ttft_slo_s is not None or e2e_slo_s is not None:
+            _, ttft_cdf, hi, ttft_mean = self._ttft_distribution(core)
+            if ttft_slo_s is not None and _solve(ttft_cdf, q, hi, SEARCH_PRECISION) > ttft_slo_s:
+                return TTFT_SLO
+        if tpot_slo_s is not None:
+            tpot_cdf = self._tpot_cdf(core)
+            if tpot_cdf is not None and _solve(tpot_cdf, q, core.tpot_s * 2, SEARCH_PRECISION) > tpot_slo_s:
+                return TPOT_SLO
+        if e2e_slo_s is not None:
+            p50, p90 = (_solve(ttft_cdf, at, hi, SEARCH_PRECISION) for at in (0.5, 0.9))
+            e2e_cdf, e2e_mean = self._e2e_distribution(core, ttft_mean, p50, p90)
+            if _solve(e2e_cdf, q, e2e_mean * 2, SEARCH_PRECISION) > e2e_slo_s:
+                return E2E_SLO
+        return None
+
+
+def _first_missed(
+    slos: tuple[float | None, float | None, float | None], figures: tuple[float, float, float]
+) -> str | None:
+    """The first of TTFT, TPOT, E2E whose figure exceeds its SLO (None: all met)."""
+    for name, slo, figure in zip((TTFT_SLO, TPOT_SLO, E2E_SLO), slos, figures, strict=True):
+        if slo is not None and figure > slo:
+            return name
+    return None

@@ -285,3 +285,47 @@ def test_weight_formats_change_only_when_the_request_lists_them(client):
     assert one["replica"]["weight_precision"] == "fp8" and one["gpus_total"] == either["gpus_total"]
     refused = client.post("/v1/fleet", json={**named, "weight_precision": ["bf16", "fp9"]})
     assert refused.status_code == 422 and "weight_precision.1" in refused.get_json()["errors"]
+
+
+def test_a_forecast_alone_is_sized_on_its_busiest_period(client):
+    """With no single traffic figure the plan is the one that carries the forecast at its height:
+    the period of the highest requests/day x peak ratio (here the third: 300k x 3 beats 400k x
+    the default 2), and the answer's own figures are that period's."""
+    forecast = [
+        {"period": "2027-01", "requests_per_day": 100_000},
+        {"period": "2027-02", "requests_per_day": 200_000},
+        {"period": "2027-03", "requests_per_day": 300_000, "peak_to_average": 3},
+        {"period": "2027-04", "requests_per_day": 400_000},
+    ]
+    query = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "peak_to_average": 2, "tpot_slo_ms": 40}
+    body = post_ok(client, "/v1/fleet", {**query, "forecast": forecast})
+    assert body["requests_per_s"] == pytest.approx(300_000 / 86_400)
+    busiest = body["periods"][2]
+    assert busiest["peak_tokens_per_s"] == max(p["peak_tokens_per_s"] for p in body["periods"])
+    for name in ("gpus_total", "gpus_peak", "monthly_cost_usd", "peak_tokens_per_s"):
+        assert body[name] == busiest[name], name
+    # and it is what the single figure of that period plans
+    alone = post_ok(client, "/v1/fleet", {**query, "requests_per_day": 300_000, "peak_to_average": 3})
+    assert alone["gpus_total"] == body["gpus_total"] and alone["replica"] == body["replica"]
+
+
+def test_a_replica_whose_kv_cache_holds_fewer_sequences_than_the_engine_cap_is_kv_bound(client):
+    """2,400-token sequences of Llama 3.1 8B on one H100: the KV cache holds fewer of them than
+    vLLM's max_num_seqs on an 80 GB card (1,024), so the seats, and the capacity they bound,
+    are the KV cache's."""
+    body = get_ok(
+        client,
+        "/v1/fleet",
+        model="llama-3.1-8b",
+        gpu="h100-sxm",
+        requests_per_day=1_200_000,
+        prompt_tokens=2000,
+        output_tokens=400,
+        tpot_slo_ms=40,
+        ttft_slo_ms=1500,
+        peak_to_average=2.5,
+    )
+    replica = body["replica"]
+    assert replica["max_concurrency"] < body["max_num_seqs"] == 1024
+    assert replica["max_num_seqs"] == replica["max_concurrency"]
+    assert replica["bound_by"] == "kv_capacity"

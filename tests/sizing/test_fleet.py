@@ -131,7 +131,7 @@ def test_ranking_puts_the_cheapest_option_meeting_the_slo_first():
         LLAMA_31_70B, [("h100-sxm", H100_SXM), ("l4", L4)], PlanInputs(), FleetInputs(requests_per_s=2, tpot_slo_ms=100)
     )
     eligible = [o for o in options if o.eligible]
-    costs = [o.plan.monthly_cost_usd for o in eligible]
+    costs = [o.monthly_cost_usd for o in eligible]
     assert costs == sorted(costs)
     assert all(o.gpu == "h100-sxm" for o in eligible)  # a 70B in bf16 fits no single 24 GB L4
     assert any(o.gpu == "l4" and o.ruled_out for o in options)
@@ -152,3 +152,59 @@ def test_an_engines_max_num_seqs_caps_the_replica_and_says_so():
     )
     assert plan.capacity.concurrency == 8 < plan.fit.result.max_concurrency
     assert plan.capacity.bound_by == "max_num_seqs"
+
+
+def test_the_minimum_fleet_is_no_larger_than_any_capacity_s_fleet():
+    """fleet.minimum_fleet bounds a ranking's options before they are fitted: for any per-replica
+    capacity, whole cards or MIG slices, spares or zones, size_fleet gives at least its GPUs."""
+    cases = [
+        (fleet.Redundancy(spare_replicas=1), None, 1),
+        (fleet.Redundancy(spare_replicas=2, headroom=0.2), None, 4),
+        (fleet.Redundancy(spare_replicas=1), 7, 1),
+        (fleet.Redundancy(spare_replicas=0, zones=3), None, 2),
+        (fleet.Redundancy(spare_replicas=1, zones=2), 3, 1),
+    ]
+    for redundancy, per_card, gpus_per_replica in cases:
+        floor = fleet.minimum_fleet(SEED_DEMAND, gpus_per_replica, redundancy, per_card)
+        for capacity in (10.0, 3000.0, 17_361.0, 1e6, 1e12):
+            sized = fleet.size_fleet(SEED_DEMAND, capacity, gpus_per_replica, redundancy, per_card)
+            assert sized.gpus_total >= floor.gpus_total, (redundancy, per_card, capacity)
+        # and it is reached: a replica that carries the whole peak alone
+        fastest = fleet.size_fleet(SEED_DEMAND, 1e12, gpus_per_replica, redundancy, per_card)
+        assert fastest.gpus_total == floor.gpus_total
+
+
+def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds():
+    """Best-first branch and bound over minimum fleets, saturation rates and mean latencies
+    must pick what sizing every shape at the SLO percentile picks, at the same cost; and every
+    option it never sized exactly costs at least as much as the best by its bound."""
+    from dataclasses import replace as _replace
+
+    from app.sizing.fleet_plan import Arrivals
+    from app.sizing.plan import plan_fit
+
+    from .specs import A100_80
+
+    gpus = [
+        ("h100-sxm", _replace(H100_SXM, hourly_price_usd=3.0)),
+        ("a100-80gb", _replace(A100_80, hourly_price_usd=1.8, gpus_per_node=1)),
+        ("l4", _replace(L4, hourly_price_usd=0.8)),
+    ]
+    plan = PlanInputs(prompt_tokens=1000, output_tokens=200)
+    inputs = FleetInputs(requests_per_s=20, peak_to_average=2, tpot_slo_ms=40, ttft_slo_ms=1000, arrivals=Arrivals())
+    options = rank(LLAMA_31_8B, gpus, plan, inputs)
+    best = options[0]
+    assert best.plan is not None and best.plan.capacity.exact and best.plan.meets_slo
+    exhaustive = []
+    for label, gpu in gpus:
+        fitted = plan_fit(LLAMA_31_8B, gpu, plan)
+        for tp in fitted.valid_tensor_parallel:
+            if tp >= fitted.tensor_parallel:
+                sized = plan_fleet(LLAMA_31_8B, gpu, label, _replace(plan, tensor_parallel=tp), inputs)
+                if sized.meets_slo:
+                    exhaustive.append(sized.monthly_cost_usd)
+    assert best.monthly_cost_usd == min(exhaustive)
+    for option in options[1:]:
+        if option.eligible and option.bound is not None:
+            assert option.monthly_cost_usd >= best.monthly_cost_usd
+    assert any(o.floor is not None and o.plan is None for o in options), "no shape was spared its fit"
