@@ -39,6 +39,7 @@ serve: seed
 # Load test on loopback (wrk, installed from Debian's packages if missing); not part of `make test`.
 bench: install-dev
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.mix
 
 # Replays bench/measurements/ through the HTTP API of a real gunicorn and prints the error of the
 # defaults per metric (DATA=dir for another set of rows of the same columns, e.g. a held-out one).

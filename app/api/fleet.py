@@ -6,6 +6,7 @@ import yaml
 from flask import Blueprint, Response, current_app, request
 
 from app.planning import fleet as service
+from app.planning import fleets
 
 from .errors import ApiError
 from .lookup import context
@@ -22,11 +23,15 @@ YAML = "application/yaml"
 def fleet() -> Response:
     """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
     autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost."""
-    if request.method == "GET" and "forecast" in request.args:
-        raise ApiError(422, "forecast is POST only: a list of periods has no query form", {"forecast": ["POST only"]})
+    for name, what in (("forecast", "a list of periods"), ("length_buckets", "a list of buckets")):
+        if request.method == "GET" and name in request.args:
+            raise ApiError(422, f"{name} is POST only: {what} has no query form", {name: ["POST only"]})
     fleet_request = parse(PLANNING_BY_PATH["/v1/fleet"].schema)
-    answer = service.fleet(fleet_request, context())
+    answer = fleets.fleet(fleet_request, context())
     if request.args.get("format", "").lower() == "keda":
+        if answer.pools_from is not None:
+            message = "a plan of several pools scales each on signals of its own: format=keda is not offered"
+            raise ApiError(422, message, {answer.pools_from: [message]})
         if answer.chosen is None:
             raise ApiError(422, service.NO_OPTION + ": nothing to scale", {"gpu": [service.NO_OPTION]})
         policy = service.keda_scaled_object(answer.chosen, answer.model_label, fleet_request)

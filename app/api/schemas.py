@@ -6,6 +6,7 @@ and so that a bad value is named with what would be accepted.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +21,12 @@ from app.planning.requests import (
     Simulation,
     Workload,
 )
-from app.sizing.engine import DEFAULT_ENGINE
+from app.sizing.disaggregated import DISAGGREGATED, TOPOLOGIES
+from app.sizing.engine import DEFAULT_ENGINE, IDEAL
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
-from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
+from app.sizing.fleet_plan import AGGREGATED, MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
+from app.sizing.mix import SHARE_TOLERANCE, LengthBucket
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.simulate import DEFAULT_REQUESTS, MAX_REQUESTS
@@ -490,6 +493,11 @@ ARRIVALS = ("poisson", "gamma")
 SLO_PERCENTILES = (50, 90, 95, 99)
 MODES = ("analytic", "simulate")
 MAX_SWEEP_RATES = 64
+# A mixed fleet's candidate GPUs and length buckets: a few of each make the integer program.
+MAX_MIX_GPUS = 64
+MAX_LENGTH_BUCKETS = 16
+# `gpus=any`: every catalog GPU and MIG profile.
+ANY_GPU = "any"
 # Requests x rates one simulate answer may take (about 20 us a request here: some 4 s).
 MAX_SIMULATED_REQUESTS = 200_000
 
@@ -544,7 +552,72 @@ class PeriodSchema(Schema):
     peak_to_average = fields.Float(allow_none=True, validate=validate.Range(min=1, max=1000))
 
 
-class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
+class LengthBucketSchema(Schema):
+    prompt_tokens = Integer(required=True, validate=count(1, MAX_PROMPT_TOKENS))
+    output_tokens = Integer(required=True, validate=count(1, MAX_OUTPUT_TOKENS))
+    share = fields.Float(required=True, validate=validate.Range(min=0, max=1))
+
+
+class MixSchema(Schema):
+    """A mixed fleet: several replica kinds, each serving the length buckets it is cheapest
+    for (app/sizing/mix.py, solved as an integer program)."""
+
+    gpus = fields.List(
+        fields.String(validate=validate.Length(min=1, max=64)),
+        allow_none=True,
+        validate=validate.Length(min=1, max=MAX_MIX_GPUS, error=f"1 to {MAX_MIX_GPUS} GPUs, or any"),
+    )
+    mix = fields.Boolean(load_default=False)
+    length_buckets = fields.List(
+        fields.Nested(LengthBucketSchema),
+        allow_none=True,
+        validate=validate.Length(min=1, max=MAX_LENGTH_BUCKETS, error=f"1 to {MAX_LENGTH_BUCKETS} buckets"),
+    )
+
+    @validates_schema
+    def _mix(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("gpus") is not None and data.get("gpu") is not None:
+            raise ValidationError({"gpus": ["give gpu (one GPU) or gpus (those to choose from), not both"]})
+        buckets = data.get("length_buckets")
+        if buckets is not None:
+            total = math.fsum(b["share"] for b in buckets)
+            if abs(total - 1.0) > SHARE_TOLERANCE:
+                raise ValidationError({"length_buckets": [f"the shares sum to {total:g}, not 1"]})
+            if not data.get("mix"):
+                raise ValidationError({"length_buckets": ["length buckets split a mixed fleet: give mix=true"]})
+        if not data.get("mix"):
+            return
+        if data.get("gpu") is not None:
+            raise ValidationError({"gpu": ["a mixed fleet chooses among `gpus` (or the whole catalog): not with gpu"]})
+        for name in ("topology", "per_replica_tokens_per_s", "tensor_parallel", "mig_profile"):
+            value = data.get(name)
+            if value is not None and value != AGGREGATED:
+                raise ValidationError({name: ["not offered with mix=true: each kind's is searched"]})
+
+
+class TopologySchema(Schema):
+    """How a deployment serves requests: one kind of replica, or prefill and decode pools with
+    the prompt's KV moved between them over the network (or NVLink inside a node)."""
+
+    topology = fields.String(load_default=AGGREGATED, validate=validate.OneOf(TOPOLOGIES))
+    network_gb_per_s = fields.Float(allow_none=True, validate=positive(1e5))
+
+    @validates_schema
+    def _topology(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("topology") != DISAGGREGATED:
+            return
+        if data.get("engine") == IDEAL:
+            message = "a disaggregated topology needs a serving engine that runs one (vllm, sglang or trtllm)"
+            raise ValidationError({"topology": [message]})
+        for name, why in (
+            ("per_replica_tokens_per_s", "a measured aggregated replica says nothing of either pool"),
+            ("e2e_slo_ms", "not offered with topology=disaggregated yet: give ttft_slo_ms and tpot_slo_ms"),
+        ):
+            if data.get(name) is not None:
+                raise ValidationError({name: [why]})
+
+
+class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySchema, MixSchema):
     """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
@@ -610,7 +683,25 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
             prometheus_url=data["prometheus_url"],
             simulation=self.simulation(data),
             given=given,
+            topology=data["topology"],
+            network_gb_per_s=data.get("network_gb_per_s"),
+            gpus=_gpu_choices(data.get("gpus")),
+            mix=data["mix"],
+            length_buckets=_buckets(data.get("length_buckets")),
         )
+
+
+def _buckets(given: list[dict[str, Any]] | None) -> tuple[LengthBucket, ...] | None:
+    if not given:
+        return None
+    return tuple(LengthBucket(b["prompt_tokens"], b["output_tokens"], b["share"]) for b in given)
+
+
+def _gpu_choices(names: list[str] | None) -> tuple[str, ...] | None:
+    """The GPUs a fleet may choose from: those named, or None for the whole catalog (`any`)."""
+    if not names or [n.strip().lower() for n in names] == [ANY_GPU]:
+        return None
+    return tuple(dict.fromkeys(names))
 
 
 def _sized_traffic(data: dict[str, Any], periods: tuple[Period, ...]) -> tuple[float, float]:
@@ -633,7 +724,7 @@ def _given_or(value: float | None, default: float) -> float:
     return default if value is None else value
 
 
-class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
+class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySchema):
     """Inputs of /v1/latency: one replica's knobs (as /v1/throughput), the arrivals, and the
     rates to evaluate."""
 
@@ -654,6 +745,9 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
             # What keeps one answer within a few seconds of a worker (gunicorn's timeout is 30 s).
             message = f"at most {MAX_SIMULATED_REQUESTS} simulated requests over all rates: fewer requests or rates"
             raise ValidationError({"requests": [message]})
+        if data.get("mode") == "simulate" and data.get("topology") == DISAGGREGATED:
+            message = "a P/D unit is analytic here; /v1/fleet?topology=disaggregated&mode=simulate simulates each pool"
+            raise ValidationError({"mode": [message]})
 
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> LatencyRequest:
         rates = (data["request_rate"],) if data.get("request_rate") is not None else tuple(data["sweep_rates"])
@@ -666,6 +760,8 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema):
             rates=rates,
             simulation=self.simulation(data),
             given=given,
+            topology=data["topology"],
+            network_gb_per_s=data.get("network_gb_per_s"),
         )
 
 

@@ -23,7 +23,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from app.api import catalog_schemas
 from app.api.schemas import PeakSchema
 from app.catalog import models as tables
-from app.sizing import fleet
+from app.sizing import disaggregated, fleet
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
@@ -329,6 +329,11 @@ class LatencyResponse(_EngineFigures):
     calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
     leaves_out = fields.String(required=True)
     warnings = fields.List(fields.String(), required=True)
+    topology = fields.String(required=True, validate=validate.OneOf(disaggregated.TOPOLOGIES))
+    max_request_rate_pool = fields.String(validate=validate.OneOf(("prefill", "decode")))
+    prefill_saturation_rate = fields.Float()
+    decode_saturation_rate = fields.Float()
+    kv_transfer = fields.Nested("FleetKvTransfer")
 
 
 def _sized(*, required: bool) -> type[Schema]:
@@ -400,6 +405,101 @@ class FleetOption(_sized(required=False)):  # type: ignore[misc]
     capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(CAPACITY_BOUNDS))
 
 
+class FleetPool(_sized(required=True)):  # type: ignore[misc]
+    gpu = fields.String(required=True)
+    mig_profile = fields.String(required=True, allow_none=True)
+    replica = fields.Nested("FleetReplica", required=True)
+    autoscaling = fields.Nested("FleetAutoscaling", required=True)
+    vllm_command = fields.String(required=True)
+    options = fields.List(fields.Nested("FleetOption"), required=True)
+    options_total = fields.Integer(required=True)
+
+
+class FleetKvTransfer(Schema):
+    bytes_per_request = fields.Float(required=True)
+    link = fields.String(required=True, validate=validate.OneOf((disaggregated.NVLINK, disaggregated.NETWORK)))
+    gb_per_s_per_gpu = fields.Float(required=True)
+    parallel_gpus = fields.Integer(required=True)
+    ms = fields.Float(required=True)
+
+
+class FleetAggregated(Schema):
+    gpu = fields.String(required=True)
+    mig_profile = fields.String(required=True, allow_none=True)
+    tensor_parallel = fields.Integer(required=True)
+    weight_precision = fields.String(required=True)
+    max_request_rate = fields.Float(required=True, allow_none=True)
+    bound_by = fields.String(required=True, validate=validate.OneOf(BOUND_BY))
+    meets_slo = fields.Boolean(required=True)
+    gpus_total = fields.Integer(required=True)
+    monthly_cost_usd = fields.Float(required=True, allow_none=True)
+
+
+class MixBucket(Schema):
+    prompt_tokens = fields.Integer(required=True)
+    output_tokens = fields.Integer(required=True)
+    share = fields.Float(required=True)
+    peak_requests_per_s = fields.Float(required=True)
+
+
+class MixPoolBucket(Schema):
+    bucket = fields.Integer(required=True)
+    prompt_tokens = fields.Integer(required=True)
+    output_tokens = fields.Integer(required=True)
+    share = fields.Float(required=True)
+    requests_per_s = fields.Float(required=True)
+    capacity_per_replica = fields.Float(required=True)
+    meets_slo = fields.Boolean(required=True)
+
+
+class MixSingleKind(Schema):
+    gpu = fields.String(required=True)
+    mig_profile = fields.String(required=True, allow_none=True)
+    tensor_parallel = fields.Integer(required=True)
+    weight_precision = fields.String(required=True)
+    price_per_replica_hour_usd = fields.Float(required=True)
+    replicas_peak = fields.Integer(required=True)
+    replicas_total = fields.Integer(required=True)
+    cards = fields.Integer(required=True, allow_none=True)
+    gpus_total = fields.Integer(required=True)
+    monthly_cost_usd = fields.Float(required=True)
+
+
+class MixSingleKindPlan(MixSingleKind):
+    capacity_per_replica = fields.List(fields.Float(allow_none=True), required=True)
+
+
+class MixPool(MixSingleKind):
+    utilization_peak = fields.Float(required=True)
+    buckets = fields.List(fields.Nested("MixPoolBucket"), required=True)
+
+
+class MixPeriod(Schema):
+    period = fields.String(required=True)
+    requests_per_day = fields.Float(required=True)
+    peak_to_average = fields.Float(required=True)
+    gpus_total = fields.Integer(required=True)
+    monthly_cost_usd = fields.Float(required=True)
+    pool_gpus_total = fields.List(fields.Integer(), required=True)
+
+
+class FleetMix(Schema):
+    buckets = fields.List(fields.Nested("MixBucket"), required=True)
+    pools = fields.List(fields.Nested("MixPool"), required=True)
+    gpus_total = fields.Integer(required=True)
+    monthly_cost_usd = fields.Float(required=True)
+    single_kind = fields.Nested("MixSingleKindPlan", required=True, allow_none=True)
+    savings_usd = fields.Float(required=True, allow_none=True)
+    unserved_buckets = fields.List(fields.Integer(), required=True)
+    dropped_buckets = fields.List(fields.Integer(), required=True)
+    kinds_considered = fields.Integer(required=True)
+    kinds_kept = fields.Integer(required=True)
+    solver_status = fields.String(required=True)
+    build_ms = fields.Float(required=True, allow_none=True)
+    solve_ms = fields.Float(required=True)
+    periods = fields.List(fields.Nested("MixPeriod"))
+
+
 class FleetPeriod(_sized(required=True)):  # type: ignore[misc]
     period = fields.String(required=True)
     requests_per_day = fields.Float(required=True)
@@ -408,6 +508,8 @@ class FleetPeriod(_sized(required=True)):  # type: ignore[misc]
     peak_tokens_per_s = fields.Float(required=True, allow_none=True)
     min_replicas = fields.Integer(required=True)
     max_replicas = fields.Integer(required=True)
+    prefill_gpus_total = fields.Integer()
+    decode_gpus_total = fields.Integer()
 
 
 class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[misc]
@@ -438,6 +540,18 @@ class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[mis
     options_total = fields.Integer()
     alternatives = fields.List(fields.Nested("FleetOption"))
     periods = fields.List(fields.Nested("FleetPeriod"))
+    topology = fields.String(required=True, validate=validate.OneOf(disaggregated.TOPOLOGIES))
+    prefill_pool = fields.Nested("FleetPool", allow_none=True)
+    decode_pool = fields.Nested("FleetPool", allow_none=True)
+    kv_transfer = fields.Nested("FleetKvTransfer", allow_none=True)
+    prefill_ttft_budget_ms = fields.Float(allow_none=True)
+    ttft_ms = fields.Float(allow_none=True)
+    prefill_to_decode_gpus = fields.Float(allow_none=True)
+    pd_ratio = fields.String(allow_none=True)
+    aggregated = fields.Nested("FleetAggregated", allow_none=True)
+    cheaper = fields.String(allow_none=True, validate=validate.OneOf(disaggregated.TOPOLOGIES))
+    comparison = fields.String()
+    mix = fields.Nested("FleetMix")
 
 
 # --- catalog entries: the write documents as GET answers them -------------------------------
@@ -700,6 +814,16 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FleetAutoscaling,
     FleetOption,
     FleetPeriod,
+    FleetPool,
+    FleetKvTransfer,
+    FleetAggregated,
+    FleetMix,
+    MixBucket,
+    MixPool,
+    MixPoolBucket,
+    MixSingleKind,
+    MixSingleKindPlan,
+    MixPeriod,
     Model,
     Gpu,
     ModelList,

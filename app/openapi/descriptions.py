@@ -437,6 +437,29 @@ FIELDS: dict[str, str] = {
     "norms": "Norm weights, QK-norms and the final norm included, count.",
     "notes": "Caveats about the figures.",
     "offset": "Matching items skipped before this page, count.",
+    "topology": (
+        "`aggregated` (default: each replica prefills and decodes) or `disaggregated`: a prefill pool sized on "
+        "TTFT and a decode pool sized on TPOT, each its own GPU, TP and weight format (searched like the "
+        "aggregated plan: every valid TP of `gpu`, or the whole catalog), each with N+1, the prompt's KV moved "
+        "between them, and the aggregated plan's cost beside them. Needs a serving engine (not ideal); not "
+        "with per_replica_tokens_per_s, e2e_slo_ms or format=keda."
+    ),
+    "network_gb_per_s": (
+        "Disaggregated: the network between a prefill and a decode replica in different nodes, GB/s per GPU "
+        "one way; default the node kind's typical NIC (see FleetKvTransfer.gb_per_s_per_gpu)."
+    ),
+    "mix": (
+        "A mixed fleet: the cost-minimal set of replica kinds (GPU or MIG profile × TP × weight format) over "
+        "`gpus`, each serving the length buckets it is cheapest for, solved as an integer program (HiGHS), "
+        "each kind used with its own N+1, beside the best single-kind plan (FleetMix). Not with gpu, "
+        "tensor_parallel, mig_profile, topology=disaggregated, per_replica_tokens_per_s or format=keda."
+    ),
+    "length_buckets": (
+        "POST only, with mix: the workload as a histogram of `{prompt_tokens, output_tokens, share}`, the shares "
+        "summing to 1 (at most 16); absent: buckets drawn from prompt_tokens and output_tokens and their cv "
+        "(one bucket at cv 0, else two strata of each length that varies)."
+    ),
+    "share": "The share of requests, fraction.",
     "options": "Without `gpu`: the eligible options by monthly cost, then those ruled out, at most `limit`.",
     "options_total": "Without `gpu`: options considered, count.",
     "alternatives": (
@@ -680,6 +703,15 @@ FIELDS: dict[str, str] = {
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
     "LatencyResponse": {
+        "topology": (
+            "`aggregated`: one replica; `disaggregated`: one P/D unit, a prefill and a decode replica of this "
+            "shape, TTFT the prefill replica's plus the KV transfer, TPOT and ITL the decode replica's, E2E their "
+            "sum quantile by quantile (an upper bound on its tail); the fit figures are the decode replica's."
+        ),
+        "max_request_rate_pool": "Disaggregated: the replica whose capacity is the unit's (`prefill` or `decode`).",
+        "prefill_saturation_rate": "Disaggregated: the prefill replica's saturation rate, requests/s.",
+        "decode_saturation_rate": "Disaggregated: the decode replica's saturation rate, requests/s.",
+        "kv_transfer": "Disaggregated: moving one request's prompt KV from the prefill to the decode replica.",
         "model": "The model: its catalog slug, or an inline model's name.",
         "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
         "mig_profile": "The MIG profile planned on; null for a whole card.",
@@ -963,7 +995,107 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "(`measured`). Sized options only."
         ),
     },
+    "FleetMix": {
+        "buckets": "The length buckets and their arrival rates at peak with the headroom (MixBucket).",
+        "pools": "The kinds the mix uses, each its replicas, cost and the buckets it serves (MixPool).",
+        "gpus_total": "The mix's GPUs (whole cards) with every pool's spares.",
+        "monthly_cost_usd": "The mix's monthly cost, USD.",
+        "single_kind": (
+            "The cheapest single kind serving every bucket alone, sized by the same rule (MixSingleKind); null "
+            "when no kind serves them all."
+        ),
+        "savings_usd": "What the mix saves per month against single_kind, USD; null without one.",
+        "unserved_buckets": (
+            "Buckets no kind serves within the SLOs (indices): planned as a best effort, one request at a time on "
+            "the kind that comes closest; meets_slo is then false."
+        ),
+        "dropped_buckets": "Buckets no kind can hold at all (not one sequence fits), left out of the plan (indices).",
+        "kinds_considered": "Replica kinds (GPU or MIG profile × TP × weight format) looked at, count.",
+        "kinds_kept": (
+            "Kinds the integer program chose among after pruning (per bucket the cheapest per request/s, the "
+            "cheapest serving it alone, and the best single kind), count."
+        ),
+        "solver_status": "`optimal`, `infeasible`, `nothing to serve`, or HiGHS's own message.",
+        "build_ms": "Time to build the capacity matrix (each kind's capacity per bucket at the SLOs), ms.",
+        "solve_ms": "Time HiGHS took, ms.",
+        "periods": "With `forecast`: each period's mix, the pools' kinds and bucket shares kept (MixPeriod).",
+    },
+    "MixBucket": {
+        "peak_requests_per_s": "The bucket's arrival rate at peak, with the headroom, requests/s.",
+    },
+    "MixSingleKind": {
+        "gpu": "The kind's GPU: its catalog slug.",
+        "mig_profile": "The kind's MIG profile; null for whole cards.",
+        "tensor_parallel": "The kind's tensor-parallel size, GPUs.",
+        "weight_precision": "The kind's weight format, normalised.",
+        "price_per_replica_hour_usd": "One replica's price per hour (a slice's share of its card on MIG), USD.",
+        "replicas_peak": "Replicas carrying the peak (per zone × zones with zones).",
+        "replicas_total": "Replicas with the spares.",
+        "cards": "MIG: the whole cards holding the slices; null for whole cards.",
+        "gpus_total": "Whole cards with the spares.",
+        "monthly_cost_usd": "Its monthly cost, USD.",
+    },
+    "MixSingleKindPlan": {
+        "capacity_per_replica": (
+            "Requests/s of each bucket alone (FleetMix.buckets' order) one replica takes at the SLO percentile; "
+            "null for a bucket it leaves out."
+        ),
+    },
+    "MixPool": {
+        "utilization_peak": "Busy share of the replicas carrying the peak (spares aside), fraction.",
+        "buckets": "The buckets the pool serves and its share of each (MixPoolBucket).",
+    },
+    "MixPoolBucket": {
+        "bucket": "The bucket's index in FleetMix.buckets.",
+        "share": "The share of the bucket's requests this pool serves, fraction.",
+        "requests_per_s": "Those requests at peak with the headroom, requests/s.",
+        "capacity_per_replica": "Requests/s of this bucket alone one replica takes at the SLO percentile.",
+        "meets_slo": "False: a best effort (no kind serves this bucket within the SLOs).",
+    },
+    "MixPeriod": {
+        "gpus_total": "The mix's GPUs with spares in this period.",
+        "monthly_cost_usd": "The mix's monthly cost in this period, USD.",
+        "pool_gpus_total": "Each pool's GPUs with spares, in FleetMix.pools' order.",
+    },
+    "FleetPool": {
+        "gpu": "The pool's GPU: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "The pool's MIG profile; null for whole cards.",
+        "replica": "One replica of the pool (FleetReplica).",
+        "autoscaling": "What a KEDA/HPA policy of this pool needs (FleetAutoscaling).",
+        "vllm_command": (
+            "The pool's `vllm serve` line, with the NIXL KV connector that moves the KV between the pools "
+            "(under engine=vllm; a router sends each request to a prefill replica, then to a decode replica)."
+        ),
+        "options": "The pool's options ranked as /v1/fleet ranks them (FleetOption), at most `limit`.",
+        "options_total": "The pool's options considered, count.",
+    },
+    "FleetKvTransfer": {
+        "bytes_per_request": "The prompt's KV cache, every layer and KV head, bytes.",
+        "link": (
+            "`nvlink` when a prefill and a decode replica fit one NVLink domain of the same GPU kind, else `network`."
+        ),
+        "gb_per_s_per_gpu": (
+            "Bandwidth of the link per GPU, GB/s one way: the interconnect's, or the network's "
+            "(network_gb_per_s, else the node kind's typical NIC: 25 on NVLink 3 nodes, 50 on NVLink 4/5 and "
+            "Infinity Fabric nodes, 12.5 on PCIe servers)."
+        ),
+        "parallel_gpus": "Ranks sending a shard each at once: the smaller of the two pools' TP sizes, count.",
+        "ms": "Time to move it: the link's latency plus the bytes over the parallel links, ms.",
+    },
+    "FleetAggregated": {
+        "gpu": "The aggregated plan's GPU: its catalog slug, or an inline GPU's name.",
+        "mig_profile": "Its MIG profile; null for whole cards.",
+        "tensor_parallel": "Its tensor-parallel size, GPUs.",
+        "weight_precision": "Its weight format, normalised.",
+        "max_request_rate": "One aggregated replica's capacity at the SLO percentile, requests/s.",
+        "bound_by": "What bounds that capacity (as FleetReplica.bound_by).",
+        "meets_slo": "Whether the aggregated plan meets the SLOs.",
+        "gpus_total": "Its GPUs with spares.",
+        "monthly_cost_usd": "Its monthly cost, USD; null without a price.",
+    },
     "FleetPeriod": {
+        "prefill_gpus_total": "Disaggregated: the prefill pool's GPUs with spares in this period.",
+        "decode_gpus_total": "Disaggregated: the decode pool's GPUs with spares in this period.",
         "period": "The period's label, as sent.",
         "requests_per_day": "Average traffic, requests per day.",
         "peak_to_average": "Peak over average traffic used, ratio.",
@@ -1021,6 +1153,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "e2e_ms": "End-to-end latency at that rate, ms.",
     },
     "FleetRequest": {
+        "gpus": (
+            "The GPUs (catalog slugs; their MIG profiles come with them) a ranking, a disaggregated plan's pools "
+            "or a mix may choose from; `any` or absent: the whole catalog. Not with `gpu`."
+        ),
         "weight_precision": (
             "Number format of the weights, or a list of formats (on GET comma-separated) the search may choose "
             "from, each option planned at each: the answer says which won (`weight_precision`, and in `options` "
@@ -1051,6 +1187,41 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "FleetResponse": {
+        "mix": "With mix: the mixed fleet (FleetMix); the answer's gpus_total and monthly_cost_usd are its own.",
+        "topology": (
+            "How the plan serves requests: `aggregated` (each replica prefills and decodes) or `disaggregated` "
+            "(a prefill pool and a decode pool, each sized for its own objective: prefill_pool, decode_pool)."
+        ),
+        "prefill_pool": (
+            "Disaggregated: the pool that computes prompts and first tokens (FleetPool), sized so that TTFT at "
+            "the SLO percentile, less the KV transfer, holds; its replica's time_per_token_ms is 0 (it decodes "
+            "nothing). Null when no option could serve it."
+        ),
+        "decode_pool": (
+            "Disaggregated: the pool that generates the rest (FleetPool), its steps free of prefill, sized so "
+            "that TPOT at the SLO percentile holds; its replica's ttft_ms is its own wait for a seat and first "
+            "step, not the request's TTFT. Null when no option could serve it."
+        ),
+        "kv_transfer": "Disaggregated: moving one request's prompt KV from its prefill to its decode replica.",
+        "prefill_ttft_budget_ms": (
+            "Disaggregated: the TTFT the prefill pool was held to, ms: the SLO less the transfer over the "
+            "network from one rank (the slowest case). Null without a TTFT SLO."
+        ),
+        "ttft_ms": (
+            "Disaggregated: TTFT at the SLO percentile at the prefill pool's capacity, plus the KV transfer, "
+            "ms. Null if the figure is unbounded (not finite)."
+        ),
+        "prefill_to_decode_gpus": "Disaggregated: prefill GPUs over decode GPUs (with spares), ratio.",
+        "pd_ratio": "Disaggregated: prefill GPUs to decode GPUs (with spares), as `P:D`.",
+        "aggregated": (
+            "Disaggregated: the aggregated plan for the same traffic on the same GPUs (FleetAggregated), for "
+            "comparison. Null when no option could serve it."
+        ),
+        "cheaper": (
+            "Disaggregated: which topology costs less per month for this workload while meeting the SLOs "
+            "(`aggregated` on a tie: one pool to run); null when neither meets them."
+        ),
+        "comparison": "Disaggregated: why `cheaper` is cheaper, with each replica kind's capacity.",
         "model": "The model: its catalog slug, or an inline model's name.",
         "gpu": "The GPU planned on: its catalog slug, or an inline GPU's name.",
         "mig_profile": "The MIG profile planned on; null for whole cards.",
@@ -1395,7 +1566,17 @@ SCHEMAS: dict[str, str] = {
     ),
     "FleetAutoscaling": "What a KEDA/HPA policy needs.",
     "FleetOption": "One configuration of the ranking: sized when it could be, with why it ranks where it does.",
-    "FleetPeriod": "The fleet for one forecast period, with the same replica.",
+    "FleetPeriod": "The fleet for one forecast period, with the same replica (disaggregated: both pools' sums).",
+    "FleetPool": "One pool of a disaggregated plan: its replica, its size and cost, its ranked options.",
+    "FleetMix": "A mixed fleet: the replica kinds chosen, the buckets each serves, and the best single kind.",
+    "MixBucket": "One length bucket of a mixed fleet's workload.",
+    "MixPool": "One replica kind of a mixed fleet: its replicas, cost and the buckets it serves.",
+    "MixPoolBucket": "The part of one bucket a mixed fleet's pool serves.",
+    "MixSingleKind": "One replica kind serving the whole workload alone, for comparison.",
+    "MixSingleKindPlan": "The best single replica kind serving the whole workload alone, with its capacities.",
+    "MixPeriod": "A mixed fleet in one forecast period.",
+    "FleetKvTransfer": "Moving one request's prompt KV cache from a prefill replica to a decode replica.",
+    "FleetAggregated": "The aggregated plan beside a disaggregated one, for comparison.",
     "FleetReplica": "One replica of the fleet: its GPUs, its capacity under the SLOs and its planned load.",
     "FleetRequest": (
         "Inputs of /v1/fleet: the replica's knobs (those of /v1/throughput except concurrency, sweep and "
@@ -1409,6 +1590,7 @@ SCHEMAS: dict[str, str] = {
         "present."
     ),
     "ForecastPeriod": "Traffic in one period of a forecast.",
+    "LengthBucket": "One bucket of a mixed fleet's length histogram: its prompt and output tokens and its share.",
     "Gpu": "A GPU of the catalog: datasheet figures, null where not known (never guessed).",
     "GpuCreate": "POST /v1/gpus: a whole GPU with its MIG profiles, slug included.",
     "GpuDocument": (

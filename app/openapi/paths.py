@@ -256,9 +256,11 @@ PLANNING_TEXT: dict[str, tuple[str, str, str]] = {
         "Replicas and GPUs for a traffic level (or, on POST, a forecast) under TTFT and TPOT objectives, with N+1 "
         "or zone redundancy, MIG packing, monthly cost, autoscaling numbers and the replica's vLLM command; "
         "without `gpu`, every catalog GPU and MIG profile ranked by monthly cost. `format=keda` answers a KEDA "
-        "ScaledObject in YAML (422 when no option can be sized).",
-        "With `forecast`: one row per FleetPeriod; else without `gpu`: one row per FleetOption; else one row of "
-        "the answer, `replica` and `autoscaling` flattened to `replica_<field>` and `autoscaling_<field>` columns.",
+        "ScaledObject in YAML (422 when no option can be sized). `topology=disaggregated` sizes a prefill and a "
+        "decode pool instead, beside the aggregated plan.",
+        "With `forecast`: one row per FleetPeriod; else disaggregated: one row per pool (`pool`, its size and "
+        "cost); else without `gpu`: one row per FleetOption; else one row of the answer, `replica` and "
+        "`autoscaling` flattened to `replica_<field>` and `autoscaling_<field>` columns.",
     ),
     "latency": (
         "How long do requests take under random arrivals?",

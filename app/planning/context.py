@@ -70,6 +70,16 @@ class Context:
         """Every catalog GPU as (slug, spec), by slug: what the whole-catalog ranking walks."""
         return list(self.catalog.gpu_list)
 
+    def gpu_choices(self, values: tuple[GpuRef, ...] | None) -> list[tuple[str, GpuSpec]]:
+        """The GPUs a ranking may choose from as (label, spec): those given, else the catalog."""
+        if values is None:
+            return self.gpu_list()
+        found = []
+        for value in values:
+            spec, label = self.gpu(value)
+            found.append((label, spec))
+        return found
+
 
 def _unknown(field_name: str, message: str, listing: str) -> UnknownResource:
     return UnknownResource(f"{message}: see GET {listing}", {field_name: [message]})

@@ -15,6 +15,8 @@ from typing import Any
 
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
+    AGGREGATED,
+    FleetInputs,
     FleetPlan,
     Option,
     Period,
@@ -165,9 +167,10 @@ def plan_body(
         "model": model_label,
         "gpu": plan.gpu_label,
         "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
+        "topology": AGGREGATED,
         "status": "ok" if meets_slo else NO_OPTION,
         "meets_slo": meets_slo,
-        "replica": replica_body(plan, _simulated(plan, request)),
+        "replica": replica_body(plan, simulated_body(plan, request)),
         "requests_per_s": demand.requests_per_s,
         "average_tokens_per_s": demand.average_tokens_per_s,
         "peak_tokens_per_s": demand.peak_tokens_per_s,
@@ -190,14 +193,15 @@ def plan_body(
     }
 
 
-def _simulated(plan: FleetPlan, request: FleetRequest) -> dict[str, Any] | None:
-    """mode=simulate: the chosen replica at the planned peak, as /v1/latency's simulated row."""
+def simulated_body(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs | None = None) -> dict[str, Any] | None:
+    """mode=simulate: the chosen replica at the planned peak, as /v1/latency's simulated row,
+    its SLOs checked as `traffic` states them (a pool's own; else the request's)."""
     if request.simulation is None:
         return None
     result = simulated_at_peak(plan, seed=request.simulation.seed, requests=request.simulation.requests)
     if result is None:
         return None
-    traffic = request.traffic
+    traffic = request.traffic if traffic is None else traffic
     assert traffic.arrivals is not None  # a queueing model implies arrivals
     return simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms))
 
@@ -274,6 +278,8 @@ class FleetAnswer:
     rows: list[dict[str, Any]] | None
     chosen: FleetPlan | None
     model_label: str
+    # A plan of several pools (mixed or disaggregated): the request field that asked for it.
+    pools_from: str | None = None
 
 
 def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
@@ -287,7 +293,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     chosen: FleetPlan | None = None
     precisions = request.weight_precisions
     if request.gpu is None:
-        options = rank(model, context.gpu_list(), applied.inputs, request.traffic, precisions)
+        options = rank(model, context.gpu_choices(request.gpus), applied.inputs, request.traffic, precisions)
     else:
         gpu, gpu_label = context.gpu(request.gpu)
         if request.inputs.tensor_parallel is None or precisions:
@@ -299,7 +305,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     if options is not None:
         eligible = [o for o in options if o.eligible]
         chosen = eligible[0].plan if eligible else _best_effort(options)
-    body: dict[str, Any] = {"model": model_label, "status": NO_OPTION, "meets_slo": False}
+    body: dict[str, Any] = {"model": model_label, "topology": AGGREGATED, "status": NO_OPTION, "meets_slo": False}
     if chosen is None:
         measured = request.traffic.per_replica_tokens_per_s is not None
         body.update(basis=basis(applied, measured=measured), calibration=applied.describe())

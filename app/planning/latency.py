@@ -16,11 +16,13 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.sizing.disaggregated import DISAGGREGATED, UnitEstimate, pd_unit
 from app.sizing.errors import SizingError
-from app.sizing.fleet_plan import arrival_model, slos_s
+from app.sizing.fleet_plan import AGGREGATED, arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
 from app.sizing.queueing import E2E_SLO, KV_CAPACITY, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
 from app.sizing.simulate import Percentiles, SimulationResult, saturation_rate, simulate
+from app.sizing.specs import GpuSpec, ModelSpec
 
 from .calibration import Applied, apply, basis
 from .context import Context
@@ -92,7 +94,9 @@ def _meets(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percen
     return stable and _missed(workload, ttft, tpot, e2e) is None
 
 
-def _row(figures: LatencyEstimate | SimulationResult, workload: Workload, kv_fits: bool) -> dict[str, Any]:
+def _row(
+    figures: LatencyEstimate | SimulationResult | UnitEstimate, workload: Workload, kv_fits: bool
+) -> dict[str, Any]:
     """The figures every row has, from the analytic model or a simulation alike."""
     stable = figures.stable
     return {
@@ -180,6 +184,8 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
     applied = apply(context, request.model, request.gpu, inputs, request.given)
     workload = request.workload
     shape = replica(plan_fit(model, gpu, applied.inputs), workload)
+    if request.topology == DISAGGREGATED:
+        return _pd_unit(request, shape, model, gpu, model_label, gpu_label, applied, context.notes)
     analytic = shape.model
     simulation = request.simulation
     if simulation is not None:
@@ -252,4 +258,45 @@ def _body(
         "calibration": applied.describe(),
         "leaves_out": ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
         "warnings": warnings,
+        "topology": AGGREGATED,
     }
+
+
+def _pd_unit(
+    request: LatencyRequest,
+    decode: Replica,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    model_label: str,
+    gpu_label: str,
+    applied: Applied,
+    notes: tuple[str, ...],
+) -> dict[str, Any]:
+    """topology=disaggregated: one prefill and one decode replica of the request's shape."""
+    workload = request.workload
+    prefill_fit = plan_fit(model, gpu, replace(applied.inputs, output_tokens=1))
+    seats = tuple(fit.inputs.max_num_seqs or fit.result.max_concurrency for fit in (prefill_fit, decode.fit))
+    unit = pd_unit(model, prefill_fit, decode.fit, workload.arrivals, seats, request.network_gb_per_s)  # type: ignore[arg-type]
+    rows = []
+    for rate in request.rates:
+        estimate = unit.latency(rate)
+        rows.append(_row(estimate, workload, estimate.kv_ok))
+    ttft_s, tpot_s, _ = slos_s(workload.ttft_slo_ms, workload.tpot_slo_ms, None)
+    found, pool = unit.max_request_rate(ttft_s, tpot_s, workload.arrivals.slo_percentile)
+    capacity = Capacity(found.rate_per_s, found.bound_by, found.meets_slo)
+    body = _body(request, decode, model_label, gpu_label, applied, unit.saturation_rate_per_s, capacity, rows, notes)
+    transfer = unit.transfer
+    body.update(
+        topology=DISAGGREGATED,
+        max_request_rate_pool=pool,
+        prefill_saturation_rate=unit.prefill.saturation_rate_per_s,
+        decode_saturation_rate=unit.decode.saturation_rate_per_s,
+        kv_transfer={
+            "bytes_per_request": transfer.bytes_per_request,
+            "link": transfer.link,
+            "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
+            "parallel_gpus": transfer.parallel_gpus,
+            "ms": transfer.seconds * MS,
+        },
+    )
+    return body

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.sizing.fleet_plan import Arrivals, FleetInputs, Period
+from app.sizing.fleet_plan import AGGREGATED, Arrivals, FleetInputs, Period
+from app.sizing.mix import LengthBucket
 from app.sizing.plan import PlanInputs
 from app.sizing.specs import GpuSpec, ModelSpec
 
@@ -84,6 +85,15 @@ class FleetRequest:
     # More than one: the weight formats the search may choose from (else inputs' one).
     weight_precisions: tuple[str, ...] = ()
     given: frozenset[str] = field(default_factory=frozenset)
+    # AGGREGATED, or DISAGGREGATED: prefill and decode pools (app/sizing/disaggregated.py).
+    topology: str = AGGREGATED
+    # The network between a prefill and a decode replica, GB/s per GPU (None: the node's own).
+    network_gb_per_s: float | None = None
+    # The GPUs a ranking or a mix may choose from (None: the whole catalog).
+    gpus: tuple[GpuRef, ...] | None = None
+    # A mixed fleet (app/sizing/mix.py) over `gpus`, on these length buckets (None: from the spread).
+    mix: bool = False
+    length_buckets: tuple[LengthBucket, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,3 +121,6 @@ class LatencyRequest:
     # None: the analytic model.
     simulation: Simulation | None = None
     given: frozenset[str] = frozenset()
+    # DISAGGREGATED: one P/D unit, a prefill and a decode replica of this shape.
+    topology: str = AGGREGATED
+    network_gb_per_s: float | None = None

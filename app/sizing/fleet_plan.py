@@ -45,6 +45,13 @@ class Arrivals:
     e2e_slo_ms: float | None = None
 
 
+# What a replica serves: whole requests, or under a disaggregated topology their prompts
+# (the first token) or their decodes (the rest), each on a pool of its own.
+AGGREGATED = "aggregated"
+PREFILL = "prefill"
+DECODE = "decode"
+
+
 @dataclass(frozen=True)
 class FleetInputs:
     """Traffic, SLOs, redundancy and money; the replica's own knobs are in PlanInputs."""
@@ -60,6 +67,7 @@ class FleetInputs:
     engine_startup_s: float = 60.0
     # None: a replica is sized at the largest steady concurrency meeting the mean SLOs.
     arrivals: Arrivals | None = None
+    role: str = AGGREGATED
 
 
 @dataclass(frozen=True)
@@ -158,7 +166,7 @@ def _under_arrivals(
     below the SLO percentiles). SATURATION_BOUND: the saturation rate itself (no evaluation;
     no rate above it is stable), which says nothing of the SLOs."""
     plan = fitted.inputs
-    model = arrival_model(fitted, setup, arrivals, ceiling)
+    model = arrival_model(fitted, setup, arrivals, ceiling, inputs.role)
     slos = slos_s(inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
     if bound == fleet.SATURATION_BOUND:
         saturation = model.saturation_rate_per_s
@@ -219,10 +227,18 @@ def _seat_limit(bound_by: str, fitted: FitPlan, seats: int) -> str:
     return bound_by
 
 
-def arrival_model(fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats: int) -> ReplicaModel:
+def arrival_model(
+    fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats: int, role: str = AGGREGATED
+) -> ReplicaModel:
     """One replica under the request's arrivals (queueing.py): its step-time model, its
     lengths and their spread, and what the engine holds (the step token budget, `seats`
-    running sequences, the fit's KV tokens). /v1/fleet and /v1/latency build it alike."""
+    running sequences, the fit's KV tokens). /v1/fleet and /v1/latency build it alike.
+
+    A PREFILL replica of a disaggregated deployment is the same model with one output token
+    (the fit's PlanInputs say so): each request leaves once its first token is computed. A
+    DECODE replica computes no prompt: its steps cost nothing for them (the KV arrives over
+    a link) and its step budget does not bind (no step carries more prompt tokens than the
+    KV cache holds)."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None  # resolve_defaults sets it for every engine
     traffic = Traffic(
@@ -230,11 +246,15 @@ def arrival_model(fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats
         plan.prompt_tokens,
         plan.output_tokens,
         arrivals.prompt_tokens_cv,
-        arrivals.output_tokens_cv,
+        0.0 if role == PREFILL else arrivals.output_tokens_cv,
         arrivals.burstiness,
     )
-    limits = Limits(plan.max_batched_tokens, seats, fitted.result.kv_capacity_tokens)
-    return ReplicaModel.build(StepModel.build(setup.work, setup.hardware), traffic, limits)
+    kv_tokens = fitted.result.kv_capacity_tokens
+    steps = StepModel.build(setup.work, setup.hardware)
+    budget = plan.max_batched_tokens
+    if role == DECODE:
+        steps, budget = steps.decode_only(), budget + max(0, math.ceil(kv_tokens))
+    return ReplicaModel.build(steps, traffic, Limits(budget, seats, kv_tokens))
 
 
 def slos_s(

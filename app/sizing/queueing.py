@@ -431,12 +431,16 @@ class ReplicaModel:
         memory = weights(seen) + kv * attended
         compute = per_flop * decode_flops
         decode = (memory if memory > compute else compute) + fixed + per_comm * seen
-        memory = weights(seen + chunk) + kv * (attended + layers * chunk)
-        compute = per_flop * (decode_flops + chunk * per_token + self.prompt_attention_flops / k)
-        alone = (memory if memory > compute else compute) + fixed + per_comm * (seen + chunk)
-        memory = weights(seen + room) + kv * (attended + layers * room)
-        compute = per_flop * (decode_flops + room * per_token + self.prompt_attention_flops * room / p)
-        full = (memory if memory > compute else compute) + fixed + per_comm * (seen + room)
+        # Prompt tokens at their cost to a step (time_parts_s's prefill_cost: 0 on a decode replica).
+        cost = s.prefill_cost
+        costed = chunk * cost
+        memory = weights(seen + costed) + kv * (attended + layers * costed)
+        compute = per_flop * (decode_flops + cost * (chunk * per_token + self.prompt_attention_flops / k))
+        alone = (memory if memory > compute else compute) + fixed + per_comm * (seen + costed)
+        costed = room * cost
+        memory = weights(seen + costed) + kv * (attended + layers * costed)
+        compute = per_flop * (decode_flops + cost * (room * per_token + self.prompt_attention_flops * room / p))
+        full = (memory if memory > compute else compute) + fixed + per_comm * (seen + costed)
         return k, chunk, alone, decode, p * full / room
 
     # -- the mean core ------------------------------------------------------------------

@@ -7,7 +7,7 @@ fraction (the efficiencies) of the datasheet peaks, plus tensor-parallel all-red
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .memory import attended_tokens, kv_bytes_for_context, kv_bytes_per_token_per_layer
 from .parallelism import ep_all_to_all_s, tp_communication_s
@@ -436,6 +436,9 @@ class StepModel:
     moe_miss: float = 1.0
     moe_share: float = 0.0
     moe_efficiency: float = 1.0
+    # What a prompt's tokens cost a step: 1, or 0 on a decode replica of a disaggregated
+    # deployment, whose prompts were computed elsewhere (their KV arrives over a link).
+    prefill_cost: float = 1.0
 
     @classmethod
     def build(cls, work: Workload, hw: Hardware) -> StepModel:
@@ -473,6 +476,10 @@ class StepModel:
             **moe,
         )
 
+    def decode_only(self) -> StepModel:
+        """The same replica serving only decodes: prompts cost its steps nothing."""
+        return replace(self, prefill_cost=0.0)
+
     def weights_s(self, tokens: float) -> float:
         """Time to stream the weights a step over `tokens` tokens touches."""
         if self.dense_weights_s is not None:
@@ -508,6 +515,10 @@ class StepModel:
         """One step from its parts: the decodes' attended layer-tokens (sum over sequences
         of `attended(context)`), the prefill tokens with their attention FLOPs and the
         layer-tokens of KV they write."""
+        if self.prefill_cost != 1.0:
+            prefill_tokens *= self.prefill_cost
+            prefill_attention_flops *= self.prefill_cost
+            prefill_written_layer_tokens *= self.prefill_cost
         tokens = decodes + prefill_tokens
         if tokens <= 0:
             return 0.0

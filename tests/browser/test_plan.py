@@ -351,6 +351,7 @@ def test_a_bad_forecast_row_shows_the_api_s_own_message_beside_the_box(page: Pag
 CONTROLS_IN_TAB_ORDER = [
     "skip-link",
     "lab-link",
+    "topology",
     "model",
     "gpu",
     "tensor_parallel",

@@ -52,12 +52,22 @@ const SERIES = [
   ["gpus_total", "series-total"],
 ];
 
+// A disaggregated plan's rows also give each pool's GPUs with spares: two more (dashed) lines.
+const POOL_SERIES = [
+  ["prefill_gpus_total", "series-prefill"],
+  ["decode_gpus_total", "series-decode"],
+];
+
 /**
- * GPUs (average, peak, total) as lines and monthly cost as bars, one group per period.
+ * GPUs (average, peak, total, and each pool's total when the rows give them) as lines and
+ * monthly cost as bars, one group per period.
  * @param {SVGSVGElement} svg
  * @param {object[]} periods rows of the answer's `periods` (or one row for one figure)
  */
 export function drawFleet(svg, periods) {
+  const pools = periods.some((p) => p.prefill_gpus_total != null || p.decode_gpus_total != null);
+  const series = pools ? [...SERIES, ...POOL_SERIES] : SERIES;
+  svg.dataset.pools = String(pools);
   const width = widthOf(svg);
   const narrow = width < 520;
   const height = narrow ? 250 : 290;
@@ -102,7 +112,7 @@ export function drawFleet(svg, periods) {
   });
   svg.append(bars);
 
-  for (const [key, cls] of SERIES) {
+  for (const [key, cls] of series) {
     const d = periods.map((p, i) => `${i ? "L" : "M"}${cx(i).toFixed(1)},${y(p[key] ?? 0).toFixed(1)}`).join(" ");
     svg.append(el("path", { d, class: `series ${cls}` }));
   }
@@ -117,15 +127,17 @@ export function drawFleet(svg, periods) {
       "data-gpus-peak": p.gpus_peak,
       "data-gpus-total": p.gpus_total,
       "data-monthly-cost-usd": p.monthly_cost_usd ?? "",
+      ...(pools ? { "data-prefill-gpus-total": p.prefill_gpus_total ?? "", "data-decode-gpus-total": p.decode_gpus_total ?? "" } : {}),
     });
+    const split = pools ? `; prefill pool ${fmt.whole(p.prefill_gpus_total)}, decode pool ${fmt.whole(p.decode_gpus_total)}` : "";
     group.append(
       el(
         "title",
         {},
-        `${p.period}: ${fmt.whole(p.gpus_total)} GPUs with spares (${fmt.whole(p.gpus_peak)} at peak, ${fmt.whole(p.gpus_average)} at average), ${fmt.usd(p.monthly_cost_usd)} a month`,
+        `${p.period}: ${fmt.whole(p.gpus_total)} GPUs with spares (${fmt.whole(p.gpus_peak)} at peak, ${fmt.whole(p.gpus_average)} at average${split}), ${fmt.usd(p.monthly_cost_usd)} a month`,
       ),
     );
-    for (const [key, cls] of SERIES) group.append(el("circle", { cx: cx(i), cy: y(p[key] ?? 0), r: narrow ? 3 : 3.5, class: `dot ${cls}` }));
+    for (const [key, cls] of series) group.append(el("circle", { cx: cx(i), cy: y(p[key] ?? 0), r: narrow ? 3 : 3.5, class: `dot ${cls}` }));
     points.append(group);
   });
   svg.append(points);

@@ -64,3 +64,12 @@ export function short(value) {
   if (Math.abs(value) >= 1e4) return `${significant3.format(value / 1e3)}k`;
   return significant3.format(value);
 }
+
+/** Bytes in decimal units: 1,048,576,000 -> "1.05 GB". */
+export function bytes(value) {
+  if (value == null || Number.isNaN(value)) return "–";
+  for (const [size, unit] of [[1e12, "TB"], [1e9, "GB"], [1e6, "MB"], [1e3, "kB"]]) {
+    if (Math.abs(value) >= size) return `${significant3.format(value / size)} ${unit}`;
+  }
+  return `${integer.format(value)} B`;
+}

@@ -1,15 +1,18 @@
 // The planner's controller: controls <-> state <-> URL, one POST /v1/fleet per change
 // (debounced while typing), then /v1/latency for the chosen replica and its KEDA policy, and
-// rendering of the answers. Every figure shown is a field of those answers; nothing here
-// estimates anything.
+// rendering of the answers: one kind of replica, or (topology=disaggregated) a prefill and a
+// decode pool beside the aggregated plan. Every figure shown is a field of those answers;
+// nothing here estimates anything.
 
 import { ApiProblem, getJson, postJson, postText } from "./api.js";
 import { drawFleet, drawLatency } from "./charts.js";
 import * as fmt from "./format.js";
 import { renderOptions } from "./options.js";
 import {
+  AGGREGATED,
   ANY,
   DEFAULTS,
+  DISAGGREGATED,
   FIELDS,
   PRECISIONS,
   fleetBody,
@@ -127,6 +130,12 @@ function writeControls() {
   trafficRadios[1].checked = state.traffic === "forecast";
   if (state.forecast.length && !forecastBox.value.trim()) forecastBox.value = forecastText(state.forecast);
   writeTraffic();
+  writeTopology();
+}
+
+/** The network between nodes only matters to two pools: shown with the disaggregated kind. */
+function writeTopology() {
+  $("network-field").hidden = state.topology !== DISAGGREGATED;
 }
 
 function writeTraffic() {
@@ -173,6 +182,7 @@ function onInput(event) {
   state = readControls(event.target);
   if (event.target === controls.model || event.target === controls.gpu) controls.tensor_parallel.value = "";
   writeTraffic();
+  writeTopology();
   syncUrl();
   const immediate = event.target.tagName === "SELECT" || event.target.type === "radio";
   schedule(immediate ? 0 : DEBOUNCE_MS);
@@ -218,6 +228,10 @@ async function refresh() {
   showError(null);
   last = { answer, body, latency: null };
   renderPlan(answer, body);
+  if (isDisaggregated(answer)) {
+    finish("ready", query);
+    return;
+  }
   // The chosen replica's curve and its autoscaling policy, both from the API.
   const [latency] = await Promise.all([
     loadLatency(answer, body, controller.signal),
@@ -393,7 +407,32 @@ function chosenName(answer) {
   return `${where}${tp}, ${replica.weight_precision} weights, ${replica.kv_precision} KV cache, engine ${answer.engine ?? state.engine}${answer.engine_version ? ` ${answer.engine_version}` : ""}`;
 }
 
+function isDisaggregated(answer) {
+  return answer.topology === DISAGGREGATED;
+}
+
+/** Shows the parts of the page one plan kind has and hides the other's. */
+function showKind(disaggregated) {
+  root.dataset.topology = disaggregated ? DISAGGREGATED : AGGREGATED;
+  const only = (selector, shown) => {
+    for (const node of document.querySelectorAll(selector)) node.hidden = !shown;
+  };
+  only(".kpi-aggregated", !disaggregated);
+  only(".kpi-disaggregated", disaggregated);
+  only("#fleet-chart-desc .key-prefill, #fleet-chart-desc .key-decode", disaggregated);
+  only("#periods-table .col-pool", disaggregated);
+  for (const id of ["compare", "pools-panel", "pool-options-panel", "prefill-vllm-snippet", "decode-vllm-snippet", "keda-pools", "latency-pools"]) {
+    $(id).hidden = !disaggregated;
+  }
+  for (const id of ["why", "options-panel", "vllm-snippet", "keda-snippet", "latency-charts", "latency-legend"]) $(id).hidden = disaggregated;
+}
+
 function renderPlan(answer, body) {
+  showKind(isDisaggregated(answer));
+  if (isDisaggregated(answer)) {
+    renderDisaggregated(answer, body);
+    return;
+  }
   const replica = answer.replica;
   const ranking = Array.isArray(answer.options);
   setText(
@@ -444,15 +483,7 @@ function renderPlan(answer, body) {
     why.dataset.optimistic = "";
   }
   renderUncertainty(answer);
-
-  const warnings = $("warnings");
-  warnings.replaceChildren(
-    ...(answer.warnings || []).map((text) => {
-      const item = document.createElement("li");
-      item.textContent = text;
-      return item;
-    }),
-  );
+  renderWarnings(answer);
 
   const periods = forecast
     ? answer.periods
@@ -479,6 +510,312 @@ function renderPlan(answer, body) {
   );
 }
 
+// --- two pools: topology=disaggregated ------------------------------------------------------
+
+const POOLS = [
+  ["prefill", "prefill_pool", "Prefill"],
+  ["decode", "decode_pool", "Decode"],
+];
+
+function percentileKey(body) {
+  return `p${Math.round(body.slo_percentile ?? 95)}`;
+}
+
+function poolName(pool) {
+  if (!pool) return "not sized";
+  const replica = pool.replica;
+  return `${gpuLabel(pool.gpu, pool.mig_profile)} × ${replica.tensor_parallel}, ${replica.weight_precision} weights`;
+}
+
+function setValue(id, text, value) {
+  const node = $(id);
+  node.textContent = text;
+  node.dataset.value = value ?? "";
+  return node;
+}
+
+function renderDisaggregated(answer, body) {
+  const prefill = answer.prefill_pool;
+  const decode = answer.decode_pool;
+  const sized = Boolean(prefill && decode);
+  const pct = percentileKey(body);
+  setText("chosen-status", answer.status === "ok" ? "Both pools meet the SLOs" : answer.status || "");
+  $("chosen-status").dataset.status = answer.meets_slo ? "ok" : "miss";
+  const chosen = $("chosen-option");
+  const engine = `engine ${answer.engine ?? state.engine}${answer.engine_version ? ` ${answer.engine_version}` : ""}`;
+  chosen.textContent = sized
+    ? `Disaggregated: prefill on ${poolName(prefill)}; decode on ${poolName(decode)}; ${engine}`
+    : "Disaggregated: nothing sized";
+  chosen.dataset.gpu = "";
+  chosen.dataset.migProfile = "";
+  chosen.dataset.tensorParallel = "";
+  chosen.dataset.prefillGpu = prefill?.gpu ?? "";
+  chosen.dataset.decodeGpu = decode?.gpu ?? "";
+
+  const forecast = Array.isArray(answer.periods) && answer.periods.length;
+  const busiest = busiestPeriod(answer);
+  const sizedOn = busiest ? ` (sized on the busiest period, ${busiest.period})` : "";
+  setValue("gpus_total", fmt.whole(answer.gpus_total), answer.gpus_total);
+  setText(
+    "gpus_note",
+    sized
+      ? `${fmt.whole(answer.gpus_peak)} at peak, ${fmt.whole(answer.gpus_average)} at average; prefill pool ${fmt.whole(prefill.gpus_total)}, decode pool ${fmt.whole(decode.gpus_total)}${sizedOn}`
+      : "",
+  );
+  setValue("monthly_cost_usd", fmt.usd(answer.monthly_cost_usd), answer.monthly_cost_usd);
+  setText(
+    "cost_note",
+    sized ? `prefill ${fmt.usd(prefill.monthly_cost_usd)}, decode ${fmt.usd(decode.monthly_cost_usd)} a month` : "",
+  );
+  setValue("pd_ratio", answer.pd_ratio ?? "–", answer.pd_ratio);
+  setText(
+    "pd_note",
+    answer.prefill_to_decode_gpus == null
+      ? ""
+      : `prefill GPUs to decode GPUs, with spares: ${fmt.count(answer.prefill_to_decode_gpus)} prefill per decode GPU`,
+  );
+  const slo = body.ttft_slo_ms;
+  setValue("ttft_total", answer.ttft_ms == null ? "–" : `${fmt.ms(answer.ttft_ms)} ms`, answer.ttft_ms);
+  setText(
+    "ttft_note",
+    answer.ttft_ms == null ? "" : slo == null ? "no TTFT SLO given" : `against the ${pct} SLO of ${fmt.ms(slo)} ms`,
+  );
+
+  // Disaggregated or aggregated: both plans' sizes and costs, and the API's verdict.
+  setValue(
+    "compare-disaggregated",
+    answer.gpus_total == null ? "not sized" : `${fmt.whole(answer.gpus_total)} GPUs, ${fmt.usd(answer.monthly_cost_usd)} a month (P:D ${answer.pd_ratio})`,
+    answer.monthly_cost_usd,
+  ).dataset.gpusTotal = answer.gpus_total ?? "";
+  const agg = answer.aggregated;
+  setValue(
+    "compare-aggregated",
+    agg
+      ? `${fmt.whole(agg.gpus_total)} GPUs, ${fmt.usd(agg.monthly_cost_usd)} a month: ${gpuLabel(agg.gpu, agg.mig_profile)} × ${agg.tensor_parallel}, ${agg.weight_precision} weights, ${fmt.rate(agg.max_request_rate)} requests/s per replica, bound by ${boundWords(agg.bound_by)}${agg.meets_slo ? "" : "; misses the SLOs"}`
+      : "not sized",
+    agg?.monthly_cost_usd,
+  ).dataset.gpusTotal = agg?.gpus_total ?? "";
+  const cheaper = setValue("cheaper", answer.cheaper ?? "neither", answer.cheaper);
+  cheaper.dataset.cheaper = answer.cheaper ?? "";
+  setText("comparison", answer.comparison ?? "");
+
+  renderUncertainty(answer);
+  renderWarnings(answer);
+
+  for (const [name, field, title] of POOLS) renderPool(name, title, answer[field], body, answer);
+  renderTransfer(answer, body);
+
+  const periods = forecast
+    ? answer.periods
+    : !sized
+      ? []
+      : [
+          {
+            period: "the given traffic",
+            requests_per_day: body.requests_per_day ?? null,
+            peak_to_average: body.peak_to_average ?? null,
+            gpus_average: answer.gpus_average,
+            gpus_peak: answer.gpus_peak,
+            gpus_total: answer.gpus_total,
+            prefill_gpus_total: prefill.gpus_total,
+            decode_gpus_total: decode.gpus_total,
+            monthly_cost_usd: answer.monthly_cost_usd,
+          },
+        ];
+  last.periods = periods;
+  drawFleet($("fleet-chart"), periods);
+  setText(
+    "fleet-chart-note",
+    forecast
+      ? `${answer.periods.length} periods; both pools' replicas sized for each period's traffic, the dashed lines each pool's GPUs.`
+      : "One figure of traffic: paste a forecast to see it over time. Dashed lines: each pool's GPUs.",
+  );
+  renderPeriodsTable(periods, true);
+
+  // No curve for a pool's replica: say why, and where its figures are.
+  root.dataset.latency = "pools";
+  $("latency-error").hidden = true;
+  renderLatency(null);
+  setText("latency-note", "Not drawn for two pools.");
+  setText(
+    "latency-pools",
+    "The two pools may differ in GPU and TP, and /v1/latency?topology=disaggregated answers for one P/D unit of a single shape, so no curve is drawn for a disaggregated plan. Each pool's card gives its replica's capacity at the SLO and its predicted latency at the planned peak.",
+  );
+
+  renderPoolOptions(answer);
+  renderPoolDeploy(answer);
+  setText("leaves-out", `This plan leaves out ${answer.leaves_out ?? "–"}. Basis: ${answer.basis ?? "–"}.`);
+  setText(
+    "summary",
+    sized
+      ? `Disaggregated: prefill pool ${fmt.whole(prefill.gpus_total)} GPUs and decode pool ${fmt.whole(decode.gpus_total)} GPUs (P:D ${answer.pd_ratio}), ${fmt.whole(answer.gpus_total)} GPUs and ${fmt.usd(answer.monthly_cost_usd)} a month; aggregated ${agg ? fmt.usd(agg.monthly_cost_usd) : "not sized"}; cheaper: ${answer.cheaper ?? "neither"}.`
+      : `Disaggregated: no plan. ${answer.comparison ?? ""}`,
+  );
+}
+
+function figure(list, field, label, text, value, note) {
+  const wrap = document.createElement("div");
+  const term = document.createElement("dt");
+  term.textContent = label;
+  const detail = document.createElement("dd");
+  detail.dataset.field = field;
+  detail.dataset.value = value ?? "";
+  detail.append(text);
+  if (note) {
+    const small = document.createElement("span");
+    small.className = "pool-note";
+    small.textContent = note;
+    detail.append(small);
+  }
+  wrap.append(term, detail);
+  list.append(wrap);
+}
+
+function renderPool(name, title, pool, body, answer) {
+  const card = $(`${name}-pool`);
+  const list = card.querySelector(".pool-figures");
+  list.replaceChildren();
+  card.dataset.sized = String(Boolean(pool));
+  if (!pool) {
+    figure(list, "status", "Sized", "no", "", answer.comparison ?? answer.status ?? "");
+    return;
+  }
+  const replica = pool.replica;
+  const pct = percentileKey(body);
+  const predicted = replica.predicted;
+  figure(list, "gpu", "GPU", gpuLabel(pool.gpu, pool.mig_profile), pool.gpu);
+  figure(list, "tensor_parallel", "GPUs per replica (TP)", String(replica.tensor_parallel), replica.tensor_parallel);
+  figure(list, "weight_precision", "Weights", replica.weight_precision, replica.weight_precision, `${replica.kv_precision} KV cache`);
+  figure(
+    list,
+    "gpus_total",
+    "GPUs, with spares",
+    fmt.whole(pool.gpus_total),
+    pool.gpus_total,
+    `${fmt.whole(pool.gpus_peak)} at peak, ${fmt.whole(pool.gpus_average)} at average; ${fmt.whole(pool.replicas_total)} replicas`,
+  );
+  figure(
+    list,
+    "monthly_cost_usd",
+    "Monthly cost",
+    fmt.usd(pool.monthly_cost_usd),
+    pool.monthly_cost_usd,
+    pool.price_per_gpu_hour_usd == null ? "no price: enter one" : `at ${fmt.usd(pool.price_per_gpu_hour_usd)}/GPU-hour`,
+  );
+  figure(list, "bound_by", "Bound by", replica.bound_by ?? "–", replica.bound_by, boundWords(replica.bound_by));
+  figure(list, "max_request_rate", "Max request rate", `${fmt.rate(replica.max_request_rate)}/s`, replica.max_request_rate, "per replica, at the SLO");
+  figure(
+    list,
+    "utilization_peak",
+    "Utilization at peak",
+    fmt.percent(replica.utilization_peak),
+    replica.utilization_peak,
+    `${fmt.percent(replica.utilization_average)} at average traffic`,
+  );
+  if (predicted) {
+    const [metric, label] = name === "prefill" ? ["ttft_ms", "TTFT"] : ["tpot_ms", "TPOT"];
+    figure(
+      list,
+      `predicted_${metric}`,
+      `${label} at the planned peak`,
+      `${fmt.ms(predicted[metric]?.[pct])} ms`,
+      predicted[metric]?.[pct],
+      `${pct}, at ${fmt.rate(predicted.request_rate)} requests/s per replica`,
+    );
+  }
+  figure(
+    list,
+    "optimistic",
+    "Optimistic",
+    replica.optimistic ? "yes" : "no",
+    String(Boolean(replica.optimistic)),
+    replica.optimistic ? "the engine's figures are lower bounds here" : "",
+  );
+  card.querySelector("h3").textContent = `${title} pool: ${gpuLabel(pool.gpu, pool.mig_profile)}`;
+}
+
+function renderTransfer(answer, body) {
+  const box = $("kv-transfer");
+  const kv = answer.kv_transfer;
+  box.dataset.link = kv?.link ?? "";
+  box.dataset.ms = kv?.ms ?? "";
+  box.dataset.gbPerSPerGpu = kv?.gb_per_s_per_gpu ?? "";
+  box.dataset.ttftMs = answer.ttft_ms ?? "";
+  if (!kv) {
+    setText("kv-transfer-line", "No transfer: nothing was sized.");
+    setText("ttft-line", "");
+    setText("pools-note", answer.comparison ?? "");
+    return;
+  }
+  const link = kv.link === "nvlink" ? "NVLink, inside one node" : kv.link === "network" ? "the network between nodes" : kv.link;
+  setText(
+    "kv-transfer-line",
+    `Each request's prompt KV cache (${fmt.bytes(kv.bytes_per_request)}) moves over ${link} at ${fmt.count(kv.gb_per_s_per_gpu)} GB/s per GPU, split over ${fmt.whole(kv.parallel_gpus)} GPU${kv.parallel_gpus === 1 ? "" : "s"}: ${fmt.ms(kv.ms)} ms.`,
+  );
+  const pct = percentileKey(body);
+  const prefillTtft = answer.prefill_pool?.replica?.ttft_ms;
+  const slo = body.ttft_slo_ms == null ? "no TTFT SLO given" : `against the ${pct} SLO of ${fmt.ms(body.ttft_slo_ms)} ms`;
+  setText(
+    "ttft-line",
+    `TTFT ${fmt.ms(answer.ttft_ms)} ms = prefill ${fmt.ms(prefillTtft)} ms + KV transfer ${fmt.ms(kv.ms)} ms, ${slo}; the prefill pool is held to ${fmt.ms(answer.prefill_ttft_budget_ms)} ms, the SLO less the slowest transfer.`,
+  );
+  setText("pools-note", `P:D ${answer.pd_ratio ?? "–"} (prefill GPUs : decode GPUs)`);
+}
+
+function renderPoolOptions(answer) {
+  const ranking = state.gpu === ANY;
+  const notes = [];
+  for (const [name, field, title] of POOLS) {
+    const pool = answer[field];
+    const rows = pool?.options ?? [];
+    const table = $(`${name}-options-table`);
+    renderOptions(table, rows, {
+      onPick: ranking ? replanOn : null,
+      ranking,
+      labelOf: gpuLabel,
+      pickLabel: (gpu) => `Plan both pools on ${gpu}`,
+    });
+    table.dataset.rows = String(rows.length);
+    const total = pool?.options_total;
+    setText(`${name}-options-count`, pool ? `${rows.length}${total && total > rows.length ? ` of ${total}` : ""} options` : "not sized");
+    if (!pool) notes.push(`${title} pool: not sized.`);
+  }
+  setText(
+    "pool-options-note",
+    ranking
+      ? `Each pool ranks the whole catalog on its own. Sort by a column's button; "Plan on it" plans both pools on that GPU.${notes.length ? ` ${notes.join(" ")}` : ""}`
+      : `Every valid tensor-parallel size and weight format of this GPU, for each pool.${notes.length ? ` ${notes.join(" ")}` : ""}`,
+  );
+}
+
+function renderPoolDeploy(answer) {
+  for (const [name, field] of POOLS) {
+    const pool = answer[field];
+    setText(`${name}-vllm-command`, pool?.vllm_command || "No command: nothing was sized.");
+    const scaling = pool?.autoscaling;
+    setText(
+      `${name}-autoscaling`,
+      scaling
+        ? `Autoscaling: ${fmt.whole(scaling.min_replicas)} to ${fmt.whole(scaling.max_replicas)} replicas; a target of ${fmt.whole(scaling.target_in_flight_per_replica)} requests in flight and ${fmt.whole(scaling.target_queue_per_replica)} waiting per replica (${scaling.queue_metric}), at most ${fmt.whole(scaling.max_in_flight_per_replica)} in flight; about ${fmt.count(scaling.cold_start_s)} s to start a replica.`
+        : "",
+    );
+  }
+  setText(
+    "keda-pools",
+    "No KEDA ScaledObject for two pools: the API offers format=keda for one kind of replica (each pool scales on signals of its own). Each pool's autoscaling figures are under its command.",
+  );
+}
+
+function renderWarnings(answer) {
+  $("warnings").replaceChildren(
+    ...(answer.warnings || []).map((text) => {
+      const item = document.createElement("li");
+      item.textContent = text;
+      return item;
+    }),
+  );
+}
+
 function renderUncertainty(answer) {
   const node = $("uncertainty");
   const range = answer.uncertainty;
@@ -495,7 +832,7 @@ function renderUncertainty(answer) {
   node.dataset.basis = answer.basis ?? "";
 }
 
-function renderPeriodsTable(periods) {
+function renderPeriodsTable(periods, pools = false) {
   const body = $("periods-table").tBodies[0];
   body.replaceChildren(
     ...periods.map((p) => {
@@ -507,6 +844,7 @@ function renderPeriodsTable(periods) {
         fmt.whole(p.gpus_average),
         fmt.whole(p.gpus_peak),
         fmt.whole(p.gpus_total),
+        ...(pools ? [fmt.whole(p.prefill_gpus_total), fmt.whole(p.decode_gpus_total)] : []),
         fmt.usd(p.monthly_cost_usd),
       ];
       cells.forEach((text, i) => {

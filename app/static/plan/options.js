@@ -15,7 +15,8 @@ const COLUMNS = [
   { key: "why", label: "Why it lost", value: (r) => r.why ?? "", text: (r) => r.why ?? "" },
 ];
 
-let sort = { key: "rank", descending: false };
+// Each table keeps its own order (the aggregated ranking and each pool's).
+const sorts = new WeakMap();
 
 /** The cheapest row that meets the SLOs (the lowest rank among equal costs), or null. */
 export function cheapest(rows) {
@@ -32,7 +33,8 @@ function compare(a, b) {
   return String(a).localeCompare(String(b), "en", { numeric: true });
 }
 
-function header(table, rerender) {
+function header(table, rerender, withAction) {
+  const sort = sorts.get(table);
   const row = table.tHead.rows[0];
   row.replaceChildren();
   for (const column of COLUMNS) {
@@ -51,12 +53,13 @@ function header(table, rerender) {
     arrow.textContent = active ? (sort.descending ? " ▼" : " ▲") : " ↕";
     button.append(arrow);
     button.addEventListener("click", () => {
-      sort = { key: column.key, descending: active ? !sort.descending : false };
+      sorts.set(table, { key: column.key, descending: active ? !sort.descending : false });
       rerender(column.key);
     });
     th.append(button);
     row.append(th);
   }
+  if (!withAction) return;
   const action = document.createElement("th");
   action.scope = "col";
   const hidden = document.createElement("span");
@@ -69,11 +72,19 @@ function header(table, rerender) {
 /**
  * @param {HTMLTableElement} table
  * @param {object[]} rows
- * @param {{onPick: Function, ranking: boolean, labelOf?: Function}} options
+ * @param {{onPick: Function|null, ranking: boolean, labelOf?: Function, pickLabel?: Function}} options
+ *   without `onPick` the rows have no button; `pickLabel(name, row)` names a row's button for
+ *   screen readers
  */
-export function renderOptions(table, rows, { onPick, ranking, labelOf = (gpu, mig) => (mig ? `${gpu} · MIG ${mig}` : gpu) }) {
+export function renderOptions(
+  table,
+  rows,
+  { onPick, ranking, labelOf = (gpu, mig) => (mig ? `${gpu} · MIG ${mig}` : gpu), pickLabel = null },
+) {
+  if (!sorts.has(table)) sorts.set(table, { key: "rank", descending: false });
   const draw = (focusKey) => {
-    header(table, draw);
+    const sort = sorts.get(table);
+    header(table, draw, Boolean(onPick));
     const column = COLUMNS.find((c) => c.key === sort.key) ?? COLUMNS[0];
     const sorted = rows
       .map((row, index) => ({ row, index }))
@@ -107,6 +118,7 @@ export function renderOptions(table, rows, { onPick, ranking, labelOf = (gpu, mi
           }
           tr.append(cell);
         }
+        if (!onPick) return tr;
         const action = document.createElement("td");
         action.className = "col-action";
         const button = document.createElement("button");
@@ -114,7 +126,12 @@ export function renderOptions(table, rows, { onPick, ranking, labelOf = (gpu, mi
         button.className = "secondary small pick";
         const name = labelOf(row.gpu, row.mig_profile);
         button.textContent = ranking ? "Plan on it" : `Use TP ${row.tensor_parallel}`;
-        button.setAttribute("aria-label", ranking ? `Plan on ${name}` : `Plan on ${name} with ${row.tensor_parallel} GPUs per replica`);
+        const label = pickLabel
+          ? pickLabel(name, row)
+          : ranking
+            ? `Plan on ${name}`
+            : `Plan on ${name} with ${row.tensor_parallel} GPUs per replica`;
+        button.setAttribute("aria-label", label);
         button.addEventListener("click", () =>
           onPick({ gpu: row.gpu, mig_profile: row.mig_profile, tensor_parallel: ranking ? null : row.tensor_parallel }),
         );

@@ -4,8 +4,14 @@
 
 export const ANY = "any";
 
+/** The plan kinds of /v1/fleet's `topology`. */
+export const AGGREGATED = "aggregated";
+export const DISAGGREGATED = "disaggregated";
+
 /** A starting point: an 8B model, the whole catalog ranked, one figure of traffic. */
 export const DEFAULTS = Object.freeze({
+  topology: "aggregated",
+  network_gb_per_s: "",
   model: "llama-3.1-8b",
   gpu: ANY,
   mig_profile: "",
@@ -34,7 +40,7 @@ export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 export const PRECISIONS = Object.freeze(["bf16", "fp16", "fp32", "fp8", "int8", "fp6", "nvfp4", "mxfp4", "fp4", "int4"]);
 
 // Fields sent as JSON numbers when they read as one (else as typed, so the API names them).
-const NUMERIC = new Set(FIELDS.filter((name) => !["model", "gpu", "mig_profile", "weight_precision", "engine"].includes(name)));
+const NUMERIC = new Set(FIELDS.filter((name) => !["topology", "model", "gpu", "mig_profile", "weight_precision", "engine"].includes(name)));
 
 // --- the forecast -------------------------------------------------------------------------
 
@@ -204,13 +210,15 @@ function typed(name, value) {
 }
 
 /** The JSON body of POST /v1/fleet for a state. Blank fields are left to the API's defaults;
- * `gpu=any` is no gpu (the ranking); a burstiness other than 1 asks for gamma arrivals. */
+ * `gpu=any` is no gpu (the ranking); a burstiness other than 1 asks for gamma arrivals; the
+ * network between nodes is sent with the disaggregated kind only (it is what moves the KV). */
 export function fleetBody(state) {
   const body = {};
   for (const name of FIELDS) {
     const value = state[name];
     if (value === undefined || value === null || String(value).trim() === "") continue;
     if (name === "gpu" && value === ANY) continue;
+    if (name === "network_gb_per_s" && state.topology !== DISAGGREGATED) continue;
     if (name === "mig_profile" && state.gpu === ANY) continue;
     if (name === "requests_per_day" && state.traffic === "forecast") continue;
     body[name] = typed(name, String(value).trim());

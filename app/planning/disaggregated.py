@@ -1,0 +1,192 @@
+"""/v1/fleet with topology=disaggregated: a prefill pool and a decode pool, each sized for its own
+objective (app/sizing/disaggregated.py), the aggregated plan beside them, and which costs less."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, KvTransfer, cheaper, plan_disaggregated
+from app.sizing.fleet_plan import FleetInputs, FleetPlan, Option, Period, forecast
+from app.sizing.plan import MS
+
+from .calibration import apply, basis, ranking_note
+from .context import Context
+from .fleet import (
+    NO_OPTION,
+    FleetAnswer,
+    autoscaling_body,
+    option_row,
+    replica_body,
+    simulated_body,
+    size_body,
+    vllm_command,
+)
+from .replica import engine_fields, with_engine
+from .requests import FleetRequest
+
+# vLLM's NIXL connector moves the KV between the pools; each instance is launched with it (a
+# router sends the prompt to a prefill replica, then the request to a decode replica).
+VLLM_KV_TRANSFER = """--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'"""
+LEAVES_OUT = (
+    "the decode replica's wait for a seat (it delays the second token, not the first), contention on the "
+    "KV link, the router's own latency, prefix caching and speculative decoding"
+)
+
+
+def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
+    """Both pools for the request's traffic on its GPU (every valid TP of it) or the whole
+    catalog, each with N+1, and the aggregated plan's cost beside them."""
+    model, model_label = context.model(request.model)
+    inputs = with_engine(context, request.engine, request.inputs)
+    applied = apply(context, request.model, request.gpu, inputs, request.given)
+    if request.gpu is not None:
+        gpu, gpu_label = context.gpu(request.gpu)
+        gpus = [(gpu_label, gpu)]
+    else:
+        gpus = context.gpu_choices(request.gpus)
+    plan = plan_disaggregated(
+        model,
+        gpus,
+        applied.inputs,
+        request.traffic,
+        named_gpu=request.gpu is not None,
+        precisions=request.weight_precisions,
+        network_gb_per_s_override=request.network_gb_per_s,
+    )
+    winner, why = cheaper(plan)
+    body: dict[str, Any] = {
+        "model": model_label,
+        "topology": DISAGGREGATED,
+        "status": "ok" if plan.meets_slo else NO_OPTION,
+        "meets_slo": plan.meets_slo,
+        "prefill_pool": _pool(plan.prefill, plan.prefill_options, plan.prefill_inputs, model_label, request),
+        "decode_pool": _pool(plan.decode, plan.decode_options, plan.decode_inputs, model_label, request),
+        "kv_transfer": None if plan.transfer is None else _transfer(plan.transfer),
+        "prefill_ttft_budget_ms": plan.prefill_ttft_budget_ms,
+        "ttft_ms": plan.ttft_ms,
+        "prefill_to_decode_gpus": plan.prefill_to_decode_gpus,
+        "pd_ratio": _ratio(plan),
+        "gpus_total": plan.gpus_total,
+        "monthly_cost_usd": plan.monthly_cost_usd,
+        "aggregated": _aggregated(plan.aggregated),
+        "cheaper": winner,
+        "comparison": why,
+        "basis": basis(applied, measured=False),
+        "calibration": applied.describe(),
+        "leaves_out": LEAVES_OUT,
+    }
+    sized = [p for p in (plan.prefill, plan.decode) if p is not None]
+    if sized:
+        body.update(_totals(sized))
+        body.update(engine_fields(sized[-1].fit))
+    body["warnings"] = [
+        *(w for p in sized for w in p.warnings),
+        *context.notes,
+        *(ranking_note(context, request.model) if request.gpu is None else []),
+    ]
+    rows = [{"pool": name, **size_body(p)} for name, p in zip(("prefill", "decode"), sized, strict=False)]
+    if request.forecast and plan.prefill is not None and plan.decode is not None:
+        rows = _periods(plan, request)
+        body["periods"] = rows
+    return FleetAnswer(body, rows, None, model_label, "topology")
+
+
+def _pool(
+    plan: FleetPlan | None,
+    options: list[Option],
+    traffic: FleetInputs | None,
+    model_label: str,
+    request: FleetRequest,
+) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    ranks = iter(range(1, len(options) + 1))
+    command = vllm_command(plan, model_label)
+    return {
+        "gpu": plan.gpu_label,
+        "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
+        "replica": replica_body(plan, simulated_body(plan, request, traffic)),
+        **size_body(plan),
+        "autoscaling": autoscaling_body(plan),
+        "vllm_command": f"{command} {VLLM_KV_TRANSFER}" if plan.fit.engine is not None else command,
+        "options": [option_row(next(ranks) if o.eligible else None, o) for o in options[: request.limit]],
+        "options_total": len(options),
+    }
+
+
+def _transfer(transfer: KvTransfer) -> dict[str, Any]:
+    return {
+        "bytes_per_request": transfer.bytes_per_request,
+        "link": transfer.link,
+        "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
+        "parallel_gpus": transfer.parallel_gpus,
+        "ms": transfer.seconds * MS,
+    }
+
+
+def _ratio(plan: DisaggregatedPlan) -> str | None:
+    """Prefill GPUs : decode GPUs, as a planner says it ("3:5")."""
+    if plan.prefill is None or plan.decode is None:
+        return None
+    return f"{plan.prefill.size.gpus_total}:{plan.decode.size.gpus_total}"
+
+
+def _aggregated(plan: FleetPlan | None) -> dict[str, Any] | None:
+    if plan is None:
+        return None
+    return {
+        "gpu": plan.gpu_label,
+        "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
+        "tensor_parallel": plan.fit.tensor_parallel,
+        "weight_precision": plan.fit.weight_precision,
+        "max_request_rate": plan.capacity.request_rate_per_s,
+        "bound_by": plan.capacity.bound_by,
+        "meets_slo": plan.meets_slo,
+        "gpus_total": plan.size.gpus_total,
+        "monthly_cost_usd": plan.monthly_cost_usd,
+    }
+
+
+def _totals(pools: list[FleetPlan]) -> dict[str, Any]:
+    """The fleet's GPUs and traffic: the pools' sums (each pool sees every request)."""
+    demand = pools[-1].demand
+    return {
+        "requests_per_s": demand.requests_per_s,
+        "gpus_average": sum(p.size.gpus_average for p in pools),
+        "gpus_peak": sum(p.size.gpus_peak for p in pools),
+    }
+
+
+def _periods(plan: DisaggregatedPlan, request: FleetRequest) -> list[dict[str, Any]]:
+    """Each forecast period: both pools sized for its traffic with the replicas planned."""
+    assert plan.prefill is not None and plan.decode is not None
+    prefill = forecast(plan.prefill, request.forecast, request.traffic)
+    decode = forecast(plan.decode, request.forecast, request.traffic)
+    return [_period_row(period, p, d) for (period, p), (_, d) in zip(prefill, decode, strict=True)]
+
+
+def _period_row(period: Period, prefill: FleetPlan, decode: FleetPlan) -> dict[str, Any]:
+    """Both pools' sums; no single price or cost per token (two GPU kinds may be priced)."""
+    pools = (prefill.size, decode.size)
+    costs = (prefill.monthly_cost_usd, decode.monthly_cost_usd)
+    return {
+        "period": period.period,
+        "requests_per_day": period.requests_per_day,
+        "peak_to_average": decode.demand.peak_to_average,
+        "average_tokens_per_s": decode.demand.average_tokens_per_s,
+        "peak_tokens_per_s": decode.demand.peak_tokens_per_s,
+        "replicas_average": sum(s.replicas_average for s in pools),
+        "replicas_peak": sum(s.replicas_peak for s in pools),
+        "replicas_total": sum(s.replicas_total for s in pools),
+        "replicas_per_zone": None,
+        "gpus_average": sum(s.gpus_average for s in pools),
+        "gpus_peak": sum(s.gpus_peak for s in pools),
+        "gpus_total": sum(s.gpus_total for s in pools),
+        "prefill_gpus_total": prefill.size.gpus_total,
+        "decode_gpus_total": decode.size.gpus_total,
+        "price_per_gpu_hour_usd": None,
+        "monthly_cost_usd": None if None in costs else round(sum(c for c in costs if c is not None), 2),
+        "cost_per_million_output_tokens_usd": None,
+        "min_replicas": sum(s.min_replicas for s in pools),
+        "max_replicas": sum(s.max_replicas for s in pools),
+    }

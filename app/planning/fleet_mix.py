@@ -1,0 +1,155 @@
+"""/v1/fleet with mix=true: several replica kinds, each serving the length buckets it is
+cheapest for (app/sizing/mix.py builds the problem, app/planning/mix.py solves it), beside
+the best single-kind plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.sizing.fleet import SECONDS_PER_DAY
+from app.sizing.fleet_plan import AGGREGATED, Period
+from app.sizing.mix import MixKind, PoolSize, pool_size
+
+from .calibration import apply, basis, ranking_note
+from .context import Context
+from .fleet import NO_OPTION, FleetAnswer
+from .mix import MixPlan, MixPool, plan_mix
+from .replica import with_engine
+from .requests import FleetRequest
+
+LEAVES_OUT = (
+    "a replica's capacity for each length bucket is its capacity serving that bucket alone: a pool that "
+    "blends buckets (rather than a router sending each length to its pool) sees short requests' TPOT "
+    "drag behind long prompts' chunks; the router's own latency, prefix caching and speculative decoding"
+)
+
+
+def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
+    """The cost-minimal mix of replica kinds over `gpus` (or the catalog) for the request's
+    length buckets, each kind with N+1, and the best single kind beside it."""
+    model, model_label = context.model(request.model)
+    inputs = with_engine(context, request.engine, request.inputs)
+    applied = apply(context, request.model, None, inputs, request.given)
+    gpus = context.gpu_choices(request.gpus)
+    plan = plan_mix(
+        model, gpus, applied.inputs, request.traffic, request.length_buckets, precisions=request.weight_precisions
+    )
+    pools = [_pool(pool) for pool in plan.pools]
+    body: dict[str, Any] = {
+        "model": model_label,
+        "topology": AGGREGATED,
+        "status": "ok" if plan.meets_slo else NO_OPTION,
+        "meets_slo": plan.meets_slo,
+        "requests_per_s": request.traffic.requests_per_s,
+        "gpus_total": plan.gpus_total,
+        "monthly_cost_usd": plan.monthly_cost_usd,
+        "mix": _mix(plan, pools),
+        "basis": basis(applied, measured=False),
+        "calibration": applied.describe(),
+        "leaves_out": LEAVES_OUT,
+        "warnings": [*context.notes, *(ranking_note(context, request.model) if request.gpus is None else [])],
+    }
+    rows = pools
+    if request.forecast:
+        # Its own rows (MixPeriod): a mix is sized at peak per pool, with no average fleet.
+        rows = [_period_row(period, plan, request) for period in request.forecast]
+        body["mix"]["periods"] = rows
+    return FleetAnswer(body, [_flat(row) for row in rows], None, model_label, "mix")
+
+
+def _kind(kind: MixKind) -> dict[str, Any]:
+    return {
+        "gpu": kind.gpu_label,
+        "mig_profile": kind.mig_profile,
+        "tensor_parallel": kind.tensor_parallel,
+        "weight_precision": kind.weight_precision,
+        "price_per_replica_hour_usd": kind.price_per_replica_hour_usd,
+    }
+
+
+def _size(size: PoolSize) -> dict[str, Any]:
+    return {
+        "replicas_peak": size.replicas,
+        "replicas_total": size.replicas_total,
+        "cards": size.cards,
+        "gpus_total": size.gpus,
+    }
+
+
+def _pool(pool: MixPool) -> dict[str, Any]:
+    return {
+        **_kind(pool.kind),
+        **_size(pool.size),
+        "monthly_cost_usd": pool.monthly_cost_usd,
+        "utilization_peak": pool.utilization_peak,
+        "buckets": [
+            {
+                "bucket": share.bucket,
+                "prompt_tokens": share.prompt_tokens,
+                "output_tokens": share.output_tokens,
+                "share": share.share,
+                "requests_per_s": share.requests_per_s,
+                "capacity_per_replica": share.capacity_per_replica,
+                "meets_slo": share.meets_slo,
+            }
+            for share in pool.buckets
+        ],
+    }
+
+
+def _mix(plan: MixPlan, pools: list[dict[str, Any]]) -> dict[str, Any]:
+    problem, single = plan.problem, plan.single
+    return {
+        "buckets": [
+            {
+                "prompt_tokens": bucket.prompt_tokens,
+                "output_tokens": bucket.output_tokens,
+                "share": bucket.share,
+                "peak_requests_per_s": rate,
+            }
+            for bucket, rate in zip(problem.buckets, problem.rates, strict=True)
+        ],
+        "pools": pools,
+        "gpus_total": plan.gpus_total,
+        "monthly_cost_usd": plan.monthly_cost_usd,
+        "single_kind": None
+        if single is None
+        else {
+            **_kind(single.kind),
+            **_size(single.pool),
+            "monthly_cost_usd": single.monthly_cost_usd,
+            "capacity_per_replica": [problem.usable(single.kind_index, b) for b in range(len(problem.buckets))],
+        },
+        "savings_usd": plan.savings_usd,
+        "unserved_buckets": list(plan.unserved),
+        "dropped_buckets": list(plan.dropped),
+        "kinds_considered": problem.considered,
+        "kinds_kept": len(problem.kinds),
+        "solver_status": plan.status,
+        "build_ms": None if plan.build_time_s is None else plan.build_time_s * 1e3,
+        "solve_ms": plan.solve_time_s * 1e3,
+    }
+
+
+def _period_row(period: Period, plan: MixPlan, request: FleetRequest) -> dict[str, Any]:
+    """A forecast period: each pool of the mix (its kinds and bucket shares kept) sized for
+    the period's peak by the same rule (the load scales with the traffic)."""
+    traffic = request.traffic
+    ratio = traffic.peak_to_average if period.peak_to_average is None else period.peak_to_average
+    base = traffic.requests_per_s * traffic.peak_to_average
+    scale = (period.requests_per_day / SECONDS_PER_DAY * ratio) / base if base > 0 else 0.0
+    sizes = [pool_size(pool.kind, pool.size.load * scale, traffic.redundancy) for pool in plan.pools]
+    hourly = sum(size.hourly_usd for size in sizes)
+    return {
+        "period": period.period,
+        "requests_per_day": period.requests_per_day,
+        "peak_to_average": ratio,
+        "gpus_total": sum(size.gpus for size in sizes),
+        "monthly_cost_usd": round(hourly * traffic.hours_per_month, 2),
+        "pool_gpus_total": [size.gpus for size in sizes],
+    }
+
+
+def _flat(row: dict[str, Any]) -> dict[str, Any]:
+    """A CSV row: nested lists left out (the JSON answer has them)."""
+    return {key: value for key, value in row.items() if not isinstance(value, list)}
