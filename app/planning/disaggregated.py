@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, KvTransfer, cheaper, plan_disaggregated
+from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, cheaper, plan_disaggregated
 from app.sizing.fleet_plan import FleetInputs, FleetPlan, Option, Period, forecast
-from app.sizing.plan import MS
 
 from .calibration import apply, basis, ranking_note
 from .context import Context
@@ -21,6 +20,7 @@ from .fleet import (
     size_body,
     vllm_command,
 )
+from .latency import kv_transfer_body
 from .replica import engine_fields, with_engine
 from .requests import FleetRequest
 
@@ -61,7 +61,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         "meets_slo": plan.meets_slo,
         "prefill_pool": _pool(plan.prefill, plan.prefill_options, plan.prefill_inputs, model_label, request),
         "decode_pool": _pool(plan.decode, plan.decode_options, plan.decode_inputs, model_label, request),
-        "kv_transfer": None if plan.transfer is None else _transfer(plan.transfer),
+        "kv_transfer": None if plan.transfer is None else kv_transfer_body(plan.transfer),
         "prefill_ttft_budget_ms": plan.prefill_ttft_budget_ms,
         "ttft_ms": plan.ttft_ms,
         "prefill_to_decode_gpus": plan.prefill_to_decode_gpus,
@@ -111,16 +111,6 @@ def _pool(
         "vllm_command": f"{command} {VLLM_KV_TRANSFER}" if plan.fit.engine is not None else command,
         "options": [option_row(next(ranks) if o.eligible else None, o) for o in options[: request.limit]],
         "options_total": len(options),
-    }
-
-
-def _transfer(transfer: KvTransfer) -> dict[str, Any]:
-    return {
-        "bytes_per_request": transfer.bytes_per_request,
-        "link": transfer.link,
-        "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
-        "parallel_gpus": transfer.parallel_gpus,
-        "ms": transfer.seconds * MS,
     }
 
 

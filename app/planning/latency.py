@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.sizing.disaggregated import DISAGGREGATED, UnitEstimate, pd_unit
+from app.sizing.disaggregated import DISAGGREGATED, KvTransfer, UnitEstimate, pd_unit
 from app.sizing.errors import SizingError
 from app.sizing.fleet_plan import AGGREGATED, arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
@@ -291,12 +291,17 @@ def _pd_unit(
         max_request_rate_pool=pool,
         prefill_saturation_rate=unit.prefill.saturation_rate_per_s,
         decode_saturation_rate=unit.decode.saturation_rate_per_s,
-        kv_transfer={
-            "bytes_per_request": transfer.bytes_per_request,
-            "link": transfer.link,
-            "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
-            "parallel_gpus": transfer.parallel_gpus,
-            "ms": transfer.seconds * MS,
-        },
+        kv_transfer=kv_transfer_body(transfer),
     )
     return body
+
+
+def kv_transfer_body(transfer: KvTransfer) -> dict[str, Any]:
+    """Moving one request's prompt KV between a P/D pair, as answers give it (FleetKvTransfer)."""
+    return {
+        "bytes_per_request": transfer.bytes_per_request,
+        "link": transfer.link,
+        "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
+        "parallel_gpus": transfer.parallel_gpus,
+        "ms": transfer.seconds * MS,
+    }

@@ -511,7 +511,8 @@ class Option:
         return fleet.MINIMUM_FLEET_BOUND if self.floor is not None else None
 
 
-def _targets(gpu: GpuSpec) -> Iterable[str | None]:
+def targets(gpu: GpuSpec) -> Iterable[str | None]:
+    """What a replica can run on of this GPU: the whole card (None), then each MIG profile."""
     yield None
     for profile in gpu.mig_profiles:
         yield profile.name
@@ -529,7 +530,7 @@ def rank(
     cost among those that meet the SLOs; the rest follow with the reason they were ruled out."""
     options: list[Option] = []
     for label, gpu in gpus:
-        for profile in _targets(gpu):
+        for profile in targets(gpu):
             for precision in precisions or (plan.weight_precision,):
                 shape = replace(plan, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
                 options.extend(_pending_card(model, gpu, label, shape, inputs))

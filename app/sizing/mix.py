@@ -33,9 +33,9 @@ from functools import cached_property
 
 from . import fleet
 from .errors import SizingError
-from .fleet_plan import FleetInputs, FleetPlan, plan_fleet, refine
+from .fleet_plan import FleetInputs, FleetPlan, plan_fleet, refine, targets
 from .plan import PlanInputs, plan_fit
-from .queueing import _length_nodes
+from .queueing import length_nodes
 from .simulate import GAMMA
 from .specs import GpuSpec, ModelSpec
 
@@ -91,7 +91,7 @@ def derived_buckets(
 
 
 def _strata(mean: int, cv: float) -> tuple[int, ...]:
-    nodes = _length_nodes(mean, cv, GAMMA, LENGTH_STRATA) if cv > 0 else (float(mean),)
+    nodes = length_nodes(mean, cv, GAMMA, LENGTH_STRATA) if cv > 0 else (float(mean),)
     return tuple(max(1, round(node)) for node in nodes)
 
 
@@ -365,12 +365,6 @@ def _cheapest(
     return found
 
 
-def _targets(gpu: GpuSpec) -> Iterable[str | None]:
-    yield None
-    for profile in gpu.mig_profiles:
-        yield profile.name
-
-
 def _shapes(
     model: ModelSpec,
     gpus: Sequence[tuple[str, GpuSpec]],
@@ -382,7 +376,7 @@ def _shapes(
     request's TP), as `rank` enumerates the catalog."""
     shapes: list[_Shape] = []
     for label, gpu in gpus:
-        for profile in _targets(gpu):
+        for profile in targets(gpu):
             for precision in precisions or (plan.weight_precision,):
                 shape = replace(plan, mig_profile=profile, weight_precision=precision)
                 if plan.tensor_parallel is not None:

@@ -157,7 +157,7 @@ class MaxRate:
     estimate: LatencyEstimate | None  # at that rate
 
 
-def _length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODES) -> tuple[float, ...]:
+def length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODES) -> tuple[float, ...]:
     """Equal-weight nodes of an integer length distribution >= 1 (the simulator's): the
     quantiles at the middles of n strata."""
     if cv <= 0:
@@ -325,9 +325,9 @@ class ReplicaModel:
         cap = limits.kv_capacity_tokens
         pn = tuple(
             min(p, cap - 1.0)
-            for p in _length_nodes(traffic.prompt_tokens, traffic.prompt_tokens_cv, traffic.length_distribution)
+            for p in length_nodes(traffic.prompt_tokens, traffic.prompt_tokens_cv, traffic.length_distribution)
         )
-        on = _length_nodes(traffic.output_tokens, traffic.output_tokens_cv, traffic.length_distribution)
+        on = length_nodes(traffic.output_tokens, traffic.output_tokens_cv, traffic.length_distribution)
         p_mean = sum(pn) / len(pn)
         o_mean = sum(on) / len(on)
         p2 = sum(p * p for p in pn) / len(pn)
