@@ -330,13 +330,28 @@ def _precision_field(**kwargs: Any) -> fields.String:
 
 
 MAX_PRECISION_CHOICES = 8
+# A mixed fleet's candidate GPUs and length buckets: a few of each make the integer program.
+MAX_MIX_GPUS = 64
+MAX_LENGTH_BUCKETS = 16
+# `gpus=any`: every catalog GPU and MIG profile.
+ANY_GPU = "any"
 
 
-class PrecisionChoices(fields.List[str]):
+class CommaList(fields.List[str]):
+    """A list of strings that also loads from one string of them comma-separated (`fp8`,
+    `l4,h100-sxm`), as a spreadsheet or a JSON body writes it."""
+
+    accepts_single = True  # app/openapi documents it as "a value or a list of values"
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class PrecisionChoices(CommaList):
     """One weight format, or a list of those a fleet's search may choose from: a plain string
     (`fp8`) loads as a list of one, so a fleet request written for one format still works."""
-
-    accepts_single = True  # app/openapi documents it as "a format or a list of formats"
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(
@@ -345,10 +360,16 @@ class PrecisionChoices(fields.List[str]):
             **kwargs,
         )
 
-    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
-        if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
-        return super()._deserialize(value, attr, data, **kwargs)
+
+class GpuChoices(CommaList):
+    """The GPUs a ranking or a mix may choose from (`any` among them: the whole catalog)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            fields.String(validate=validate.Length(min=1, max=64)),
+            validate=validate.Length(min=1, max=MAX_MIX_GPUS, error=f"1 to {MAX_MIX_GPUS} GPUs, or any"),
+            **kwargs,
+        )
 
 
 class FitSchema(Schema):
@@ -493,11 +514,6 @@ ARRIVALS = ("poisson", "gamma")
 SLO_PERCENTILES = (50, 90, 95, 99)
 MODES = ("analytic", "simulate")
 MAX_SWEEP_RATES = 64
-# A mixed fleet's candidate GPUs and length buckets: a few of each make the integer program.
-MAX_MIX_GPUS = 64
-MAX_LENGTH_BUCKETS = 16
-# `gpus=any`: every catalog GPU and MIG profile.
-ANY_GPU = "any"
 # Requests x rates one simulate answer may take (about 20 us a request here: some 4 s).
 MAX_SIMULATED_REQUESTS = 200_000
 
@@ -562,11 +578,7 @@ class MixSchema(Schema):
     """A mixed fleet: several replica kinds, each serving the length buckets it is cheapest
     for (app/sizing/mix.py, solved as an integer program)."""
 
-    gpus = fields.List(
-        fields.String(validate=validate.Length(min=1, max=64)),
-        allow_none=True,
-        validate=validate.Length(min=1, max=MAX_MIX_GPUS, error=f"1 to {MAX_MIX_GPUS} GPUs, or any"),
-    )
+    gpus = GpuChoices(allow_none=True)
     mix = fields.Boolean(load_default=False)
     length_buckets = fields.List(
         fields.Nested(LengthBucketSchema),

@@ -435,6 +435,12 @@ class FleetAggregated(Schema):
     monthly_cost_usd = fields.Float(required=True, allow_none=True)
 
 
+class FleetUncertainty(Schema):
+    max_request_rate = fields.List(fields.Float(), allow_none=True)
+    gpus_total = fields.List(fields.Integer(), required=True)
+    monthly_cost_usd = fields.List(fields.Float(), allow_none=True)
+
+
 class MixBucket(Schema):
     prompt_tokens = fields.Integer(required=True)
     output_tokens = fields.Integer(required=True)
@@ -552,6 +558,8 @@ class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[mis
     cheaper = fields.String(allow_none=True, validate=validate.OneOf(disaggregated.TOPOLOGIES))
     comparison = fields.String()
     mix = fields.Nested("FleetMix")
+    uncertainty = fields.Nested("FleetUncertainty", allow_none=True)
+    uncertainty_basis = fields.String()
 
 
 # --- catalog entries: the write documents as GET answers them -------------------------------
@@ -818,6 +826,7 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FleetKvTransfer,
     FleetAggregated,
     FleetMix,
+    FleetUncertainty,
     MixBucket,
     MixPool,
     MixPoolBucket,

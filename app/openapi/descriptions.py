@@ -995,6 +995,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "(`measured`). Sized options only."
         ),
     },
+    "FleetUncertainty": {
+        "max_request_rate": "One replica's capacity at the low and high end of the spread, requests/s.",
+        "gpus_total": "GPUs with spares when a replica runs at the high and the low end of the spread ([fewer, more]).",
+        "monthly_cost_usd": "The monthly cost at those two ends, USD; null without a price.",
+    },
     "FleetMix": {
         "buckets": "The length buckets and their arrival rates at peak with the headroom (MixBucket).",
         "pools": "The kinds the mix uses, each its replicas, cost and the buckets it serves (MixPool).",
@@ -1187,6 +1192,12 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "FleetResponse": {
+        "uncertainty": (
+            "The fleet's range (FleetUncertainty): a replica's capacity scaled to the 10th and 90th percentile of "
+            "measured over predicted throughput on the engine's training rows (or ± a calibration's error), each "
+            "sized as the plan is; null for a measured capacity or engine=ideal."
+        ),
+        "uncertainty_basis": "Where the range comes from, or why there is none.",
         "mix": "With mix: the mixed fleet (FleetMix); the answer's gpus_total and monthly_cost_usd are its own.",
         "topology": (
             "How the plan serves requests: `aggregated` (each replica prefills and decodes) or `disaggregated` "
@@ -1569,6 +1580,7 @@ SCHEMAS: dict[str, str] = {
     "FleetPeriod": "The fleet for one forecast period, with the same replica (disaggregated: both pools' sums).",
     "FleetPool": "One pool of a disaggregated plan: its replica, its size and cost, its ranked options.",
     "FleetMix": "A mixed fleet: the replica kinds chosen, the buckets each serves, and the best single kind.",
+    "FleetUncertainty": "The fleet at the low and high end of the replica throughput's spread.",
     "MixBucket": "One length bucket of a mixed fleet's workload.",
     "MixPool": "One replica kind of a mixed fleet: its replicas, cost and the buckets it serves.",
     "MixPoolBucket": "The part of one bucket a mixed fleet's pool serves.",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.sizing.fleet import FleetSize
@@ -26,13 +26,14 @@ from app.sizing.fleet_plan import (
     rank,
     shapes,
     simulated_at_peak,
+    size,
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
 
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
 from .latency import simulated_row, spread_ms
-from .replica import engine_fields, with_engine
+from .replica import engine_fields, uncertainty_fields, with_engine
 from .requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
@@ -190,6 +191,39 @@ def plan_body(
         "leaves_out": _leaves_out(plan),
         "warnings": warnings,
         "calibration": applied.describe(),
+        **fleet_uncertainty(plan, request, applied),
+    }
+
+
+def fleet_uncertainty(plan: FleetPlan, request: FleetRequest, applied: Applied) -> dict[str, Any]:
+    """The fleet's range: the replica's capacity at the low and high end of the engine's (or the
+    calibration's) spread of measured over predicted throughput, each sized as the plan is. A
+    measured capacity or engine=ideal has none."""
+    if request.traffic.per_replica_tokens_per_s is not None:
+        return {"uncertainty": None, "uncertainty_basis": "a measured per-replica throughput: no model error"}
+    capacity = plan.capacity
+    ranges = uncertainty_fields(plan.fit, {"tokens_per_s": capacity.tokens_per_s}, applied.mape_percent)
+    spread = (ranges["uncertainty"] or {}).get("tokens_per_s")
+    if spread is None or capacity.tokens_per_s <= 0:
+        return {"uncertainty": None, "uncertainty_basis": ranges["uncertainty_basis"]}
+    ends = []
+    for tokens_per_s in reversed(spread):  # the faster replica needs the fewer GPUs
+        scaled = replace(
+            capacity,
+            tokens_per_s=tokens_per_s,
+            request_rate_per_s=None
+            if capacity.request_rate_per_s is None
+            else capacity.request_rate_per_s * tokens_per_s / capacity.tokens_per_s,
+        )
+        ends.append(size(plan.fit, plan.setup, scaled, plan.demand, request.traffic, plan.gpu_label))
+    rates = [c.capacity.request_rate_per_s for c in ends]
+    return {
+        "uncertainty": {
+            "max_request_rate": None if None in rates else sorted(rates),
+            "gpus_total": [end.size.gpus_total for end in ends],
+            "monthly_cost_usd": None if ends[0].monthly_cost_usd is None else [end.monthly_cost_usd for end in ends],
+        },
+        "uncertainty_basis": ranges["uncertainty_basis"],
     }
 
 

@@ -3,6 +3,7 @@ forecasts as JSON and CSV, the KEDA policy and the vLLM command line."""
 
 import csv
 import io
+import math
 
 import pytest
 import yaml
@@ -329,3 +330,25 @@ def test_a_replica_whose_kv_cache_holds_fewer_sequences_than_the_engine_cap_is_k
     assert replica["max_concurrency"] < body["max_num_seqs"] == 1024
     assert replica["max_num_seqs"] == replica["max_concurrency"]
     assert replica["bound_by"] == "kv_capacity"
+
+
+def test_the_fleet_s_range_is_the_replica_at_either_end_of_the_engine_s_spread(client):
+    body = post_ok(client, "/v1/fleet", {**LLAMA_70B_AT_2M, "gpu": "h100-sxm"})
+    replica, spread = body["replica"], body["uncertainty"]
+    slow, fast = spread["max_request_rate"]
+    assert slow < replica["max_request_rate"] < fast
+    peak = LLAMA_70B_AT_2M["requests_per_day"] / 86_400 * LLAMA_70B_AT_2M["peak_to_average"]
+    tp = replica["tensor_parallel"]
+    # the faster replica needs the fewer GPUs: replicas for the peak, plus the spare, times TP
+    expected = [(math.ceil(peak / rate - 1e-9) + 1) * tp for rate in (fast, slow)]
+    assert spread["gpus_total"] == expected
+    assert spread["gpus_total"][0] <= body["gpus_total"] <= spread["gpus_total"][1]
+    price = body["price_per_gpu_hour_usd"]
+    assert spread["monthly_cost_usd"] == pytest.approx([g * price * 730 for g in expected])
+    assert "training rows" in body["uncertainty_basis"]
+
+
+def test_a_measured_or_ideal_fleet_has_no_range(client):
+    assert get_ok(client, "/v1/fleet", **SEED)["uncertainty"] is None
+    ideal = get_ok(client, "/v1/fleet", model="llama-3.1-8b", gpu="h100-sxm", requests_per_day=100_000, engine="ideal")
+    assert ideal["uncertainty"] is None and ideal["uncertainty_basis"].startswith("engine=ideal")

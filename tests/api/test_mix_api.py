@@ -147,3 +147,13 @@ def test_length_buckets_are_post_only_and_keda_is_not_offered(client):
     assert client.get("/v1/fleet", query_string=query).status_code == 422
     response = client.post("/v1/fleet?format=keda", json=REQUEST)
     assert response.status_code == 422 and "mix" in response.get_json()["errors"]
+
+
+def test_gpus_may_be_one_string_and_any_is_the_whole_catalog(client):
+    listed = post_ok(client, "/v1/fleet", REQUEST)["mix"]
+    joined = post_ok(client, "/v1/fleet", {**REQUEST, "gpus": ",".join(THREE)})["mix"]
+    assert joined["pools"] == listed["pools"]
+    anywhere = post_ok(client, "/v1/fleet", {**REQUEST, "gpus": "any"})["mix"]
+    everything = post_ok(client, "/v1/fleet", {k: v for k, v in REQUEST.items() if k != "gpus"})["mix"]
+    assert anywhere["kinds_considered"] == everything["kinds_considered"] > listed["kinds_considered"]
+    assert anywhere["monthly_cost_usd"] <= listed["monthly_cost_usd"]
