@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from . import cost as cost_mod
-from . import fleet
+from . import fleet, memory
 from .errors import SizingError
+from .parallelism import valid_tensor_parallel
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
-from .precision import AUTO, UnknownPrecision, normalise
+from .precision import AUTO, UnknownPrecision, choose_weight_precision, normalise
 from .queueing import (
     E2E_SLO,
     KV_CAPACITY,
@@ -606,8 +607,34 @@ def _shown(precision: str | None) -> str | None:
 
 def _pending_card(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
     """A GPU (or MIG profile) at one precision, not yet fitted: its floor is one GPU a replica
-    (TP 1 is always a valid size, and a slice is one GPU)."""
+    (TP 1 is always a valid size, and a slice is one GPU). A target whose whole memory, at its
+    largest TP size, is well short of the weights is ruled out without a fit."""
+    if (precision := _too_small_for(model, gpu, plan)) is not None:
+        return [Option(label, plan.mig_profile, None, precision, None, WEIGHTS_DO_NOT_FIT)]
     return _pending(gpu, label, plan, inputs, 1, lambda: _shapes_on(model, gpu, label, plan, inputs))
+
+
+WEIGHTS_DO_NOT_FIT = "weights do not fit on any valid TP size"
+# The weights a fit counts (components, scales) may differ a little from params x bytes: the
+# shortcut rules out only targets short of them by more than this.
+WEIGHTS_SLACK = 0.8
+
+
+def _too_small_for(model: ModelSpec, gpu: GpuSpec, plan: PlanInputs) -> str | None:
+    """The weight format, when the weights in it exceed the target's whole memory (a MIG
+    slice's own, or the card's times its largest valid TP size) by a wide margin; else None,
+    and the fit decides (it also says why when it refuses for any other reason)."""
+    profile = next((p for p in gpu.mig_profiles if p.name == plan.mig_profile), None)
+    memory_gb = profile.memory_gb if profile is not None else gpu.memory_gb
+    if memory_gb is None or (plan.mig_profile is not None and profile is None):
+        return None
+    try:
+        precision = choose_weight_precision(plan.weight_precision, model, gpu).weight_precision
+        weights = memory.weights_bytes(model, precision)
+    except (UnknownPrecision, SizingError):
+        return None
+    group = 1 if profile is not None else max(valid_tensor_parallel(model, gpu.gpus_per_node))
+    return precision if weights * WEIGHTS_SLACK > group * memory_gb * 1e9 else None
 
 
 def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inputs: FleetInputs) -> list[Option]:
@@ -621,7 +648,7 @@ def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inp
     except SizingError as exc:
         return [Option(label, profile, None, plan.weight_precision, None, f"{exc.field}: {exc.message}")]
     if not fitted.result.fits_weights:
-        return [Option(label, profile, None, fitted.weight_precision, None, "weights do not fit on any valid TP size")]
+        return [Option(label, profile, None, fitted.weight_precision, None, WEIGHTS_DO_NOT_FIT)]
     options: list[Option] = []
     for tp in fitted.valid_tensor_parallel:
         if tp >= fitted.tensor_parallel:
@@ -708,7 +735,11 @@ def _order(options: list[Option]) -> list[Option]:
             (o.plan.cost_per_million_output_tokens_usd or 0.0) if o.plan is not None else 0.0,
         ),
     )
-    rest = [o for o in options if not o.eligible]
+    # Those ruled out by catalog name, however far the search went to rule each out.
+    rest = sorted(
+        (o for o in options if not o.eligible),
+        key=lambda o: (o.gpu, o.mig_profile or "", o.tensor_parallel or 0, o.weight_precision or ""),
+    )
     ranked: list[Option] = []
     if eligible:
         best = eligible[0].monthly_cost_usd

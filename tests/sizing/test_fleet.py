@@ -208,3 +208,34 @@ def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds():
         if option.eligible and option.bound is not None:
             assert option.monthly_cost_usd >= best.monthly_cost_usd
     assert any(o.floor is not None and o.plan is None for o in options), "no shape was spared its fit"
+
+
+def test_the_no_fit_shortcut_rules_out_only_what_the_fit_would():
+    """A ranking rules a target out without fitting it when the weights far exceed its whole
+    memory; on every model and GPU (and MIG slice) here the fit agrees, and gives that reason."""
+    from dataclasses import replace as _replace
+
+    from app.sizing.fleet_plan import WEIGHTS_DO_NOT_FIT, _too_small_for
+    from app.sizing.plan import plan_fit
+
+    from . import specs
+
+    models = [v for v in vars(specs).values() if isinstance(v, specs.ModelSpec)]
+    gpus = [v for v in vars(specs).values() if isinstance(v, specs.GpuSpec)]
+    shortcuts = 0
+    for model in models:
+        for gpu in gpus:
+            for profile in (None, *(p.name for p in gpu.mig_profiles)):
+                plan = PlanInputs(mig_profile=profile, weight_precision=None if model.native_precision else "bf16")
+                precision = _too_small_for(model, gpu, plan)
+                if precision is None:
+                    continue
+                shortcuts += 1
+                fitted = plan_fit(model, gpu, plan)
+                assert not fitted.result.fits_weights, (model.name, gpu.name, profile)
+                assert fitted.weight_precision == precision
+    assert shortcuts > 0
+    options = rank(
+        LLAMA_31_70B, [("l4", _replace(L4, hourly_price_usd=0.8))], PlanInputs(), FleetInputs(requests_per_s=1)
+    )
+    assert [o.ruled_out for o in options] == [WEIGHTS_DO_NOT_FIT]
