@@ -12,7 +12,10 @@ from flask.testing import FlaskClient
 from app.sizing.engine import IDEAL
 from app.sizing.precision import PRECISIONS
 
-LAB = Path(__file__).resolve().parents[2] / "app" / "static" / "lab"
+STATIC = Path(__file__).resolve().parents[2] / "app" / "static"
+LAB = STATIC / "lab"
+COMMON = STATIC / "common"
+IMPORT = r'(?:from|import)\s*\(?\s*"([^"]+)"'
 
 
 def test_the_front_page_redirects_to_the_lab(client: FlaskClient) -> None:
@@ -28,21 +31,32 @@ def test_the_lab_is_html_that_loads_its_module_from_static(client: FlaskClient) 
         html = response.get_data(as_text=True)
         assert "default-src 'self'" in response.headers["Content-Security-Policy"]
     assert '<script type="module" src="static/lab/main.js">' in html
+    shared = html.index('<link rel="stylesheet" href="static/common/base.css">')
+    assert shared < html.index('<link rel="stylesheet" href="static/lab/lab.css">'), "base.css comes first"
     assert "http://" not in html and "https://" not in html, "no CDN: every asset is served here"
 
 
 def test_every_lab_asset_is_served_with_its_type(client: FlaskClient) -> None:
+    """The lab's own files and the shared ones in static/common/ it loads."""
     types = {".js": "text/javascript", ".css": "text/css", ".html": "text/html"}
-    for path in sorted(LAB.iterdir()):
-        with client.get(f"/static/lab/{path.name}") as response:
+    files = [path for folder in (LAB, COMMON) for path in sorted(folder.iterdir())]
+    assert {path.parent.name for path in files} == {"lab", "common"}
+    for path in files:
+        with client.get(f"/static/{path.parent.name}/{path.name}") as response:
             assert response.status_code == 200, path.name
             assert response.mimetype == types[path.suffix], path.name
 
 
-def test_module_imports_stay_inside_the_lab() -> None:
+def test_module_imports_stay_inside_the_lab_or_common() -> None:
+    """The lab imports its own modules (./) and the shared ones (../common/), which import only
+    each other; every module imported exists."""
     for path in LAB.glob("*.js"):
-        for target in re.findall(r'from\s+"([^"]+)"', path.read_text(encoding="utf-8")):
-            assert target.startswith("./") and (LAB / target).exists(), f"{path.name} imports {target}"
+        for target in re.findall(IMPORT, path.read_text(encoding="utf-8")):
+            inside = target.startswith("./") or re.fullmatch(r"\.\./common/[\w-]+\.js", target)
+            assert inside and (LAB / target).exists(), f"{path.name} imports {target}"
+    for path in COMMON.glob("*.js"):
+        for target in re.findall(IMPORT, path.read_text(encoding="utf-8")):
+            assert target.startswith("./") and (COMMON / target).exists(), f"common/{path.name} imports {target}"
 
 
 def test_the_lab_offers_exactly_the_precisions_the_api_accepts() -> None:

@@ -214,6 +214,11 @@ def test_a_pasted_forecast_is_planned_as_the_api_plans_it(page: Page, server: st
     assert page.locator("#gpus_total").get_attribute("data-value") == str(answer["gpus_total"])
     assert page.locator("#why").get_attribute("data-optimistic") == str(replica["optimistic"]).lower()
     assert answer["basis"] in page.locator("#uncertainty").inner_text()
+    # The fleet's range: the plan at either end of the engine's throughput spread, as answered.
+    spread = page.locator("#uncertainty")
+    low, high = answer["uncertainty"]["gpus_total"]
+    assert (spread.get_attribute("data-gpus-low"), spread.get_attribute("data-gpus-high")) == (str(low), str(high))
+    assert answer["uncertainty_basis"] in spread.inner_text()
     # On a named GPU the table holds its shapes (the answer's alternatives).
     assert page.locator("#options-table tbody tr").count() == len(answer["alternatives"])
 

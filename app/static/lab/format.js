@@ -1,31 +1,13 @@
-// Formatting only: units and digits. No figure is computed here.
+// Formatting only: units and digits. No figure is computed here. What the planner shows alike
+// comes from ../common/format.js; the rest is the lab's own.
 
-const LOCALE = "en-US";
+import { integer, numberFormat, significant3, ms as commonMs } from "../common/format.js";
 
-function numberFormat(options) {
-  return new Intl.NumberFormat(LOCALE, options);
-}
+export { count, percent, usd, whole } from "../common/format.js";
 
-const significant3 = numberFormat({ maximumSignificantDigits: 3 });
-const integer = numberFormat({ maximumFractionDigits: 0 });
-
-/** A rate or count to three significant digits: 8122.8 -> "8,120"; 145.7 -> "146". */
-export function count(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  return significant3.format(value);
-}
-
-/** A whole number with thousands separators. */
-export function whole(value) {
-  if (value == null) return "–";
-  return integer.format(value);
-}
-
-/** Milliseconds with three significant digits: 6.86, 15.1, 534. */
+/** Milliseconds with three significant digits, trailing zeros kept: 6.86, 15.1, 534, 5.00. */
 export function ms(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  if (value >= 1000) return integer.format(value);
-  return numberFormat({ minimumSignificantDigits: 3, maximumSignificantDigits: 3 }).format(value);
+  return commonMs(value, { pad: true });
 }
 
 /** A duration given in ms, in ms below a second and in seconds above: [text, unit]. */
@@ -61,20 +43,6 @@ export function binary(bytes) {
     unit += 1;
   }
   return `${numberFormat({ maximumSignificantDigits: 4 }).format(value)} ${units[unit]}`;
-}
-
-/** US dollars: $5.83, $0.211, $0.0042. */
-export function usd(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  if (value >= 100) return `$${integer.format(value)}`;
-  if (value >= 1) return `$${numberFormat({ minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value)}`;
-  return `$${numberFormat({ maximumSignificantDigits: 3 }).format(value)}`;
-}
-
-/** A share in [0, 1] as a percentage. */
-export function percent(share, digits = 0) {
-  if (share == null || Number.isNaN(share)) return "–";
-  return `${numberFormat({ maximumFractionDigits: digits, minimumFractionDigits: digits }).format(share * 100)}%`;
 }
 
 /** A FLOP count: 1.04e12 -> "1.04 TFLOP". */

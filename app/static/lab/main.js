@@ -3,7 +3,9 @@
 // field of that answer; nothing here estimates anything. The engine travels with every
 // planning request; under one, its fitted efficiencies stand until the user moves a slider.
 
-import { ApiProblem, apiUrl, getJson } from "./api.js";
+import { ApiProblem, apiUrl, getJson } from "../common/api.js";
+import { MIG_SEPARATOR, ensureOption, gpuGroups, loadCatalog, modelGroups, option } from "../common/catalog.js";
+import { copyLink, fillProblem, setText, showQuery } from "../common/page.js";
 import { drawChart } from "./chart.js";
 import * as fmt from "./format.js";
 import { drawMemory } from "./memory.js";
@@ -24,7 +26,6 @@ const THROUGHPUT_ONLY = Object.freeze(["memory_efficiency", "compute_efficiency"
 
 const SLIDER_MAX = 512;
 const DEBOUNCE_MS = 150;
-const MIG_SEPARATOR = "|";
 
 const $ = (id) => document.getElementById(id);
 const lab = $("lab");
@@ -54,51 +55,12 @@ let sequence = 0;
 
 // --- catalog and selects -------------------------------------------------------------------
 
-function option(value, label, selected = false) {
-  const node = document.createElement("option");
-  node.value = value;
-  node.textContent = label;
-  node.selected = selected;
-  return node;
-}
-
-function shortName(gpu) {
-  return gpu.name.replace(/^(NVIDIA|AMD Instinct|AMD|Intel)\s+/, "");
-}
-
 function fillModels(models) {
-  const select = controls.model;
-  select.replaceChildren();
-  const dense = document.createElement("optgroup");
-  dense.label = "Dense";
-  const moe = document.createElement("optgroup");
-  moe.label = "Mixture of experts";
-  for (const model of models) {
-    catalog.models.set(model.slug, model);
-    (model.experts ? moe : dense).append(option(model.slug, model.name));
-  }
-  select.append(dense, moe);
+  controls.model.replaceChildren(...modelGroups(models, catalog.models));
 }
 
 function fillGpus(gpus) {
-  const select = controls.gpu;
-  select.replaceChildren();
-  const whole = document.createElement("optgroup");
-  whole.label = "Whole GPUs";
-  const slices = [];
-  for (const gpu of gpus) {
-    catalog.gpus.set(gpu.slug, gpu);
-    whole.append(option(gpu.slug, gpu.name));
-    if (gpu.mig_profiles?.length) {
-      const group = document.createElement("optgroup");
-      group.label = `${shortName(gpu)}: MIG slices`;
-      for (const profile of gpu.mig_profiles) {
-        group.append(option(`${gpu.slug}${MIG_SEPARATOR}${profile.name}`, `${shortName(gpu)} · ${profile.name}`));
-      }
-      slices.push(group);
-    }
-  }
-  select.append(whole, ...slices);
+  controls.gpu.replaceChildren(...gpuGroups(gpus, catalog.gpus));
 }
 
 function fillEngines(engines) {
@@ -127,12 +89,6 @@ function refreshWeightChoices() {
     option("auto", "Auto: smallest this GPU runs natively"),
     ...PRECISIONS.map((name) => option(name, name)),
   );
-}
-
-/** A value from the URL that the catalog does not list still shows, so the API can name it. */
-function ensureOption(select, value, label) {
-  if (value === "" || [...select.options].some((o) => o.value === value)) return;
-  select.append(option(value, label));
 }
 
 function refreshTensorParallel(body) {
@@ -318,9 +274,7 @@ function readControls(changed) {
 }
 
 function syncUrl() {
-  const query = toQuery(state).toString();
-  const url = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
-  history.replaceState(null, "", url);
+  showQuery(toQuery(state));
 }
 
 function onInput(event) {
@@ -407,10 +361,6 @@ function requests(n) {
   return `${fmt.whole(n)} request${n === 1 ? "" : "s"}`;
 }
 
-function setText(id, text) {
-  $(id).textContent = text;
-}
-
 function showError(error) {
   const box = $("error");
   if (!error) {
@@ -419,27 +369,11 @@ function showError(error) {
     lab.classList.remove("stale");
     return;
   }
-  const title = document.createElement("strong");
-  title.textContent = error.status ? `${error.status} ${error.title || "Error"}` : error.title || "Error";
-  const detail = document.createElement("p");
-  detail.className = "error-detail";
-  detail.textContent = error.detail || error.message;
-  box.replaceChildren(title, detail);
   // Field messages that only repeat the detail add nothing.
-  const fields = Object.entries(error.errors || {}).filter(
-    ([, messages]) => [].concat(messages).join("; ") !== (error.detail || ""),
-  );
-  if (fields.length) {
-    const list = document.createElement("ul");
-    for (const [field, messages] of fields) {
-      const item = document.createElement("li");
-      const code = document.createElement("code");
-      code.textContent = field;
-      item.append(code, `: ${[].concat(messages).join("; ")}`);
-      list.append(item);
-    }
-    box.append(list);
-  }
+  const fields = Object.entries(error.errors || {})
+    .map(([field, messages]) => [field, [].concat(messages).join("; ")])
+    .filter(([, message]) => message !== (error.detail || ""));
+  fillProblem(box, error, fields);
   box.hidden = false;
 }
 
@@ -605,16 +539,6 @@ function flatten(object, prefix = "") {
 
 // --- start ------------------------------------------------------------------------------------
 
-async function copyLink() {
-  const status = $("copy-status");
-  try {
-    await navigator.clipboard.writeText(location.href);
-    status.textContent = "Link copied.";
-  } catch {
-    status.textContent = `Copy this address: ${location.href}`;
-  }
-}
-
 function reset() {
   state = { ...DEFAULTS };
   validTensorParallel = [];
@@ -626,15 +550,11 @@ function reset() {
 async function start() {
   fillPrecisions();
   try {
-    const [models, gpus, engines] = await Promise.all([
-      getJson("models"),
-      getJson("gpus"),
-      // Without the engine list the lab still runs the seeds' arithmetic (and any engine a link names).
-      getJson("engines").catch(() => ({ items: [] })),
-    ]);
-    fillModels(models.items);
-    fillGpus(gpus.items);
-    fillEngines(engines.items);
+    // Without the engine list the lab still runs the seeds' arithmetic (and any engine a link names).
+    const { models, gpus, engines } = await loadCatalog();
+    fillModels(models);
+    fillGpus(gpus);
+    fillEngines(engines);
   } catch (error) {
     showError(error);
     lab.dataset.status = "error";
@@ -648,7 +568,7 @@ async function start() {
   for (const name of FIELDS) controls[name]?.addEventListener("input", onInput);
   controls.concurrency_value.addEventListener("input", onInput);
   $("controls").addEventListener("submit", (event) => event.preventDefault());
-  $("copy-link").addEventListener("click", copyLink);
+  $("copy-link").addEventListener("click", () => copyLink($("copy-status")));
   $("reset").addEventListener("click", reset);
   $("efficiency-own").addEventListener("click", useEngineEfficiencies);
   await refresh();

@@ -65,9 +65,22 @@ const POOL_SERIES = [
  * @param {object[]} periods rows of the answer's `periods` (or one row for one figure)
  */
 export function drawFleet(svg, periods) {
-  const pools = periods.some((p) => p.prefill_gpus_total != null || p.decode_gpus_total != null);
-  const series = pools ? [...SERIES, ...POOL_SERIES] : SERIES;
+  // A mixed fleet's rows give its total and each pool's GPUs (`pool_gpus_total`), no average
+  // or peak: a line for the total and a dashed one per pool.
+  const mixPools = Math.max(0, ...periods.map((p) => (Array.isArray(p.pool_gpus_total) ? p.pool_gpus_total.length : 0)));
+  const mix = periods.some((p) => Array.isArray(p.pool_gpus_total));
+  const pools = !mix && periods.some((p) => p.prefill_gpus_total != null || p.decode_gpus_total != null);
+  const series = (mix
+    ? [
+        ["gpus_total", "series-total"],
+        ...Array.from({ length: mixPools }, (_, k) => [(p) => p.pool_gpus_total?.[k], `series-pool series-pool-${k % 6}`]),
+      ]
+    : pools
+      ? [...SERIES, ...POOL_SERIES]
+      : SERIES
+  ).map(([key, cls]) => [typeof key === "function" ? key : (p) => p[key], cls]);
   svg.dataset.pools = String(pools);
+  svg.dataset.mixPools = String(mix ? mixPools : 0);
   const width = widthOf(svg);
   const narrow = width < 520;
   const height = narrow ? 250 : 290;
@@ -112,8 +125,8 @@ export function drawFleet(svg, periods) {
   });
   svg.append(bars);
 
-  for (const [key, cls] of series) {
-    const d = periods.map((p, i) => `${i ? "L" : "M"}${cx(i).toFixed(1)},${y(p[key] ?? 0).toFixed(1)}`).join(" ");
+  for (const [value, cls] of series) {
+    const d = periods.map((p, i) => `${i ? "L" : "M"}${cx(i).toFixed(1)},${y(value(p) ?? 0).toFixed(1)}`).join(" ");
     svg.append(el("path", { d, class: `series ${cls}` }));
   }
   const points = el("g", { class: "points" });
@@ -123,21 +136,19 @@ export function drawFleet(svg, periods) {
       "data-index": i,
       "data-period": p.period,
       "data-requests-per-day": p.requests_per_day ?? "",
-      "data-gpus-average": p.gpus_average,
-      "data-gpus-peak": p.gpus_peak,
+      "data-gpus-average": p.gpus_average ?? "",
+      "data-gpus-peak": p.gpus_peak ?? "",
       "data-gpus-total": p.gpus_total,
       "data-monthly-cost-usd": p.monthly_cost_usd ?? "",
       ...(pools ? { "data-prefill-gpus-total": p.prefill_gpus_total ?? "", "data-decode-gpus-total": p.decode_gpus_total ?? "" } : {}),
+      ...(mix ? { "data-pool-gpus-total": (p.pool_gpus_total ?? []).join(",") } : {}),
     });
     const split = pools ? `; prefill pool ${fmt.whole(p.prefill_gpus_total)}, decode pool ${fmt.whole(p.decode_gpus_total)}` : "";
-    group.append(
-      el(
-        "title",
-        {},
-        `${p.period}: ${fmt.whole(p.gpus_total)} GPUs with spares (${fmt.whole(p.gpus_peak)} at peak, ${fmt.whole(p.gpus_average)} at average${split}), ${fmt.usd(p.monthly_cost_usd)} a month`,
-      ),
-    );
-    for (const [key, cls] of series) group.append(el("circle", { cx: cx(i), cy: y(p[key] ?? 0), r: narrow ? 3 : 3.5, class: `dot ${cls}` }));
+    const title = mix
+      ? `${p.period}: ${fmt.whole(p.gpus_total)} GPUs with spares (${(p.pool_gpus_total ?? []).map((g, k) => `pool ${k + 1}: ${fmt.whole(g)}`).join(", ")}), ${fmt.usd(p.monthly_cost_usd)} a month`
+      : `${p.period}: ${fmt.whole(p.gpus_total)} GPUs with spares (${fmt.whole(p.gpus_peak)} at peak, ${fmt.whole(p.gpus_average)} at average${split}), ${fmt.usd(p.monthly_cost_usd)} a month`;
+    group.append(el("title", {}, title));
+    for (const [value, cls] of series) group.append(el("circle", { cx: cx(i), cy: y(value(p) ?? 0), r: narrow ? 3 : 3.5, class: `dot ${cls}` }));
     points.append(group);
   });
   svg.append(points);

@@ -1,45 +1,15 @@
-// Formatting only: units and digits. No figure is computed here.
+// Formatting only: units and digits. No figure is computed here. What the lab shows alike
+// comes from ../common/format.js (ms without trailing zeros: 5 -> "5"); the rest is the
+// planner's own.
 
-const LOCALE = "en-US";
+import { integer, numberFormat, significant3 } from "../common/format.js";
 
-function numberFormat(options) {
-  return new Intl.NumberFormat(LOCALE, options);
-}
-
-const significant3 = numberFormat({ maximumSignificantDigits: 3 });
-const integer = numberFormat({ maximumFractionDigits: 0 });
-
-/** A rate or count to three significant digits: 8122.8 -> "8,120"; 145.7 -> "146". */
-export function count(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  return significant3.format(value);
-}
-
-/** A whole number with thousands separators. */
-export function whole(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  return integer.format(value);
-}
-
-/** Milliseconds with three significant digits: 6.86, 15.1, 534, 1,500. */
-export function ms(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  if (value >= 1000) return integer.format(value);
-  return numberFormat({ maximumSignificantDigits: 3 }).format(value);
-}
+export { count, ms, percent, usd, whole } from "../common/format.js";
 
 /** Requests per second: 9.96, 0.5, 120. */
 export function rate(value) {
   if (value == null || Number.isNaN(value)) return "–";
   return numberFormat({ maximumSignificantDigits: 3 }).format(value);
-}
-
-/** US dollars: $10,950, $5.83, $0.211. */
-export function usd(value) {
-  if (value == null || Number.isNaN(value)) return "–";
-  if (value >= 100) return `$${integer.format(value)}`;
-  if (value >= 1) return `$${numberFormat({ minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(value)}`;
-  return `$${numberFormat({ maximumSignificantDigits: 3 }).format(value)}`;
 }
 
 /** Dollars for an axis: $12k, $1.2M. */
@@ -48,12 +18,6 @@ export function usdShort(value) {
   if (value >= 1e6) return `$${numberFormat({ maximumSignificantDigits: 3 }).format(value / 1e6)}M`;
   if (value >= 1e3) return `$${numberFormat({ maximumSignificantDigits: 3 }).format(value / 1e3)}k`;
   return `$${integer.format(value)}`;
-}
-
-/** A share in [0, 1] as a percentage. */
-export function percent(share, digits = 0) {
-  if (share == null || Number.isNaN(share)) return "–";
-  return `${numberFormat({ maximumFractionDigits: digits, minimumFractionDigits: digits }).format(share * 100)}%`;
 }
 
 /** A large count, short: 1.25M, 350k. */

@@ -4,7 +4,9 @@
 // decode pool beside the aggregated plan. Every figure shown is a field of those answers;
 // nothing here estimates anything.
 
-import { ApiProblem, getJson, postJson, postText } from "./api.js";
+import { ApiProblem, getJson, postJson, postText } from "../common/api.js";
+import { MIG_SEPARATOR, ensureOption, gpuGroups, loadCatalog, modelGroups, option, shortName } from "../common/catalog.js";
+import { copyLink, copyText, fillProblem, setText, showQuery } from "../common/page.js";
 import { drawFleet, drawLatency } from "./charts.js";
 import * as fmt from "./format.js";
 import { renderOptions } from "./options.js";
@@ -14,44 +16,37 @@ import {
   DEFAULTS,
   DISAGGREGATED,
   FIELDS,
+  MIX,
   PRECISIONS,
+  bucketsText,
   fleetBody,
   forecastText,
   fromQuery,
   latencyParams,
+  parseBuckets,
   parseForecast,
   sweepRates,
   toQuery,
 } from "./state.js";
 
 const DEBOUNCE_MS = 350;
-const MIG_SEPARATOR = "|";
 
 const $ = (id) => document.getElementById(id);
 const root = $("plan");
 const controls = Object.fromEntries(FIELDS.filter((name) => $(name)).map((name) => [name, $(name)]));
 const forecastBox = $("forecast");
+const bucketsBox = $("length_buckets");
+const gpuChoices = $("gpu-choices");
 const trafficRadios = [$("traffic-one"), $("traffic-forecast")];
 
 const catalog = { models: new Map(), gpus: new Map(), engines: new Map() };
-let state = { ...DEFAULTS, traffic: "one", forecast: [] };
+let state = { ...DEFAULTS, traffic: "one", forecast: [], buckets: [] };
 let last = null; // {answer, body, latency} of the last plan rendered, for redrawing
 let timer = null;
 let inFlight = null;
 let sequence = 0;
 
 // --- catalog and selects -------------------------------------------------------------------
-
-function option(value, label) {
-  const node = document.createElement("option");
-  node.value = value;
-  node.textContent = label;
-  return node;
-}
-
-function shortName(gpu) {
-  return gpu.name.replace(/^(NVIDIA|AMD Instinct|AMD|Intel)\s+/, "");
-}
 
 function gpuLabel(slug, mig) {
   const gpu = catalog.gpus.get(slug);
@@ -60,34 +55,29 @@ function gpuLabel(slug, mig) {
 }
 
 function fillModels(models) {
-  const dense = document.createElement("optgroup");
-  dense.label = "Dense";
-  const moe = document.createElement("optgroup");
-  moe.label = "Mixture of experts";
-  for (const model of models) {
-    catalog.models.set(model.slug, model);
-    (model.experts ? moe : dense).append(option(model.slug, model.name));
-  }
-  controls.model.replaceChildren(dense, moe);
+  controls.model.replaceChildren(...modelGroups(models, catalog.models));
 }
 
 function fillGpus(gpus) {
-  const whole = document.createElement("optgroup");
-  whole.label = "Whole GPUs";
-  const slices = [];
-  for (const gpu of gpus) {
-    catalog.gpus.set(gpu.slug, gpu);
-    whole.append(option(gpu.slug, gpu.name));
-    if (gpu.mig_profiles?.length) {
-      const group = document.createElement("optgroup");
-      group.label = `${shortName(gpu)}: MIG slices`;
-      for (const profile of gpu.mig_profiles) {
-        group.append(option(`${gpu.slug}${MIG_SEPARATOR}${profile.name}`, `${shortName(gpu)} · ${profile.name}`));
-      }
-      slices.push(group);
-    }
-  }
-  controls.gpu.replaceChildren(option(ANY, "Any: rank every GPU and MIG slice"), whole, ...slices);
+  controls.gpu.replaceChildren(option(ANY, "Any: rank every GPU and MIG slice"), ...gpuGroups(gpus, catalog.gpus));
+  // The mix's choice: whole GPUs as checkboxes (a GPU brings its MIG slices); none ticked: all.
+  gpuChoices.replaceChildren(
+    ...gpus.map((gpu) => {
+      const label = document.createElement("label");
+      label.className = "choice";
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.name = "gpus";
+      box.value = gpu.slug;
+      box.id = `gpus-${gpu.slug}`;
+      label.append(box, ` ${shortName(gpu)}`);
+      return label;
+    }),
+  );
+}
+
+function gpuBoxes() {
+  return [...gpuChoices.querySelectorAll('input[type="checkbox"]')];
 }
 
 function fillEngines(engines) {
@@ -104,12 +94,6 @@ function fillEngines(engines) {
 
 function fillPrecisions() {
   controls.weight_precision.replaceChildren(option("", "Native"), ...PRECISIONS.map((name) => option(name, name)));
-}
-
-/** A value from the URL that the catalog does not list still shows, so the API can name it. */
-function ensureOption(select, value, label) {
-  if (value === "" || [...select.options].some((o) => o.value === value)) return;
-  select.append(option(value, label));
 }
 
 // --- state <-> controls <-> URL -------------------------------------------------------------
@@ -129,13 +113,33 @@ function writeControls() {
   trafficRadios[0].checked = state.traffic !== "forecast";
   trafficRadios[1].checked = state.traffic === "forecast";
   if (state.forecast.length && !forecastBox.value.trim()) forecastBox.value = forecastText(state.forecast);
+  const ticked = new Set(String(state.gpus || "").split(",").filter(Boolean));
+  for (const box of gpuBoxes()) box.checked = ticked.has(box.value);
+  if (state.buckets?.length && !bucketsBox.value.trim()) bucketsBox.value = bucketsText(state.buckets);
+  if (!state.buckets?.length) bucketsBox.value = "";
   writeTraffic();
   writeTopology();
 }
 
-/** The network between nodes only matters to two pools: shown with the disaggregated kind. */
+/** The network between nodes only matters to two pools: shown with the disaggregated kind. A
+ * mix takes a list of GPUs and length buckets instead of one GPU, its MIG slice and TP. */
 function writeTopology() {
+  const mix = state.topology === MIX;
   $("network-field").hidden = state.topology !== DISAGGREGATED;
+  $("gpu-field").hidden = mix;
+  $("tensor-parallel-field").hidden = mix;
+  $("gpus-field").hidden = !mix;
+  $("length-buckets-field").hidden = !mix;
+  const ticked = gpuBoxes().filter((box) => box.checked);
+  setText(
+    "gpus-read",
+    ticked.length ? `${ticked.length} of ${gpuBoxes().length} GPUs ticked.` : `None ticked: the mix chooses from all ${gpuBoxes().length} GPUs of the catalog.`,
+  );
+  const read = $("length_buckets-read");
+  const rows = state.buckets || [];
+  read.textContent = rows.length
+    ? `${rows.length} bucket${rows.length === 1 ? "" : "s"} read${state.bucketsHeader ? `; line ${state.bucketsHeader} taken as a header` : ""}.`
+    : "No buckets given: the API draws them from the lengths and their spread.";
 }
 
 function writeTraffic() {
@@ -163,6 +167,15 @@ function readControls(changed) {
   next.gpu = gpu;
   next.mig_profile = gpu === ANY ? "" : mig;
   next.traffic = trafficRadios[1].checked ? "forecast" : "one";
+  next.gpus = gpuBoxes()
+    .filter((box) => box.checked)
+    .map((box) => box.value)
+    .join(",");
+  if (changed === bucketsBox) {
+    const parsed = parseBuckets(bucketsBox.value);
+    next.buckets = parsed.rows;
+    next.bucketsHeader = parsed.header;
+  }
   if (changed === forecastBox || changed === trafficRadios[1]) {
     const parsed = parseForecast(forecastBox.value);
     next.forecast = parsed.rows;
@@ -174,8 +187,7 @@ function readControls(changed) {
 }
 
 function syncUrl() {
-  const query = toQuery(state);
-  history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
+  showQuery(toQuery(state));
 }
 
 function onInput(event) {
@@ -184,7 +196,7 @@ function onInput(event) {
   writeTraffic();
   writeTopology();
   syncUrl();
-  const immediate = event.target.tagName === "SELECT" || event.target.type === "radio";
+  const immediate = event.target.tagName === "SELECT" || event.target.type === "radio" || event.target.type === "checkbox";
   schedule(immediate ? 0 : DEBOUNCE_MS);
 }
 
@@ -228,7 +240,7 @@ async function refresh() {
   showError(null);
   last = { answer, body, latency: null };
   renderPlan(answer, body);
-  if (isDisaggregated(answer)) {
+  if (isDisaggregated(answer) || isMix(answer)) {
     finish("ready", query);
     return;
   }
@@ -290,7 +302,7 @@ async function loadKeda(answer, body, signal) {
 
 // --- errors beside their fields ------------------------------------------------------------
 
-const ALIASES = { mig_profile: "gpu", arrival: "burstiness", requests_per_second: "requests_per_day" };
+const ALIASES = { mig_profile: "gpu", arrival: "burstiness", requests_per_second: "requests_per_day", mix: "topology" };
 
 function problemText(error) {
   const text = document.createElement("p");
@@ -328,6 +340,15 @@ function forecastError(path, messages) {
   return fieldError("forecast", text, forecastBox);
 }
 
+/** `length_buckets.1.share` -> beside the buckets box, naming the pasted line. */
+function bucketsError(path, messages) {
+  const [, index, field] = path.split(".");
+  const row = state.buckets?.[Number(index)];
+  const where = row ? `Line ${row.line}` : `Bucket ${Number(index) + 1}`;
+  const text = field ? `${where}, ${field}: ${messages}` : `${where}: ${messages}`;
+  return fieldError("length_buckets", text, bucketsBox);
+}
+
 function showFieldErrors(errors) {
   const unplaced = [];
   for (const [path, value] of Object.entries(errors || {})) {
@@ -336,6 +357,10 @@ function showFieldErrors(errors) {
     let placed = false;
     if (head === "forecast") {
       placed = /^forecast\.\d+/.test(path) ? forecastError(path, messages) : fieldError("forecast", messages, forecastBox);
+    } else if (head === "length_buckets") {
+      placed = /^length_buckets\.\d+/.test(path) ? bucketsError(path, messages) : fieldError("length_buckets", messages, bucketsBox);
+    } else if (head === "gpus" || (head === "gpu" && state.topology === MIX)) {
+      placed = fieldError("gpus", messages, $("gpus-field"));
     } else {
       let id = ALIASES[head] || head;
       if (state.traffic === "forecast" && id === "requests_per_day") id = "forecast";
@@ -355,24 +380,9 @@ function showError(error) {
     root.classList.remove("stale");
     return;
   }
-  const title = document.createElement("strong");
-  title.textContent = error.status ? `${error.status} ${error.title || "Error"}` : error.title || "Error";
-  const detail = document.createElement("p");
-  detail.className = "error-detail";
-  detail.textContent = error.detail || error.message;
-  box.replaceChildren(title, detail);
   const unplaced = error instanceof ApiProblem ? showFieldErrors(error.errors) : [];
-  if (unplaced.length) {
-    const list = document.createElement("ul");
-    for (const [field, messages] of unplaced) {
-      const item = document.createElement("li");
-      const code = document.createElement("code");
-      code.textContent = field;
-      item.append(code, `: ${messages}`);
-      list.append(item);
-    }
-    box.append(list);
-  } else if (Object.keys(error.errors || {}).length) {
+  fillProblem(box, error, unplaced);
+  if (!unplaced.length && Object.keys(error.errors || {}).length) {
     const note = document.createElement("p");
     note.textContent = "The field at fault is marked beside it.";
     box.append(note);
@@ -381,10 +391,6 @@ function showError(error) {
 }
 
 // --- rendering --------------------------------------------------------------------------------
-
-function setText(id, text) {
-  $(id).textContent = text;
-}
 
 const BOUND_WORDS = {
   ttft_slo: "the TTFT SLO",
@@ -411,24 +417,40 @@ function isDisaggregated(answer) {
   return answer.topology === DISAGGREGATED;
 }
 
-/** Shows the parts of the page one plan kind has and hides the other's. */
-function showKind(disaggregated) {
-  root.dataset.topology = disaggregated ? DISAGGREGATED : AGGREGATED;
+function isMix(answer) {
+  return Boolean(answer.mix);
+}
+
+/** Shows the parts of the page one plan kind has and hides the others'. */
+function showKind(kind) {
+  const disaggregated = kind === DISAGGREGATED;
+  const mix = kind === MIX;
+  const aggregated = !disaggregated && !mix;
+  root.dataset.topology = kind;
   const only = (selector, shown) => {
     for (const node of document.querySelectorAll(selector)) node.hidden = !shown;
   };
-  only(".kpi-aggregated", !disaggregated);
+  only(".kpi-aggregated", aggregated);
   only(".kpi-disaggregated", disaggregated);
+  only(".kpi-mix", mix);
   only("#fleet-chart-desc .key-prefill, #fleet-chart-desc .key-decode", disaggregated);
+  only("#fleet-chart-desc .key-average, #fleet-chart-desc .key-peak", !mix);
   only("#periods-table .col-pool", disaggregated);
-  for (const id of ["compare", "pools-panel", "pool-options-panel", "prefill-vllm-snippet", "decode-vllm-snippet", "keda-pools", "latency-pools"]) {
+  for (const id of ["compare", "pools-panel", "pool-options-panel", "prefill-vllm-snippet", "decode-vllm-snippet", "keda-pools"]) {
     $(id).hidden = !disaggregated;
   }
-  for (const id of ["why", "options-panel", "vllm-snippet", "keda-snippet", "latency-charts", "latency-legend"]) $(id).hidden = disaggregated;
+  for (const id of ["mix-panel", "mix-compare", "keda-mix", "mix-keys", "mix-periods-table"]) $(id).hidden = !mix;
+  $("periods-table").hidden = mix;
+  $("latency-pools").hidden = aggregated;
+  for (const id of ["why", "options-panel", "vllm-snippet", "keda-snippet", "latency-charts", "latency-legend"]) $(id).hidden = !aggregated;
 }
 
 function renderPlan(answer, body) {
-  showKind(isDisaggregated(answer));
+  showKind(isMix(answer) ? MIX : isDisaggregated(answer) ? DISAGGREGATED : AGGREGATED);
+  if (isMix(answer)) {
+    renderMix(answer, body);
+    return;
+  }
   if (isDisaggregated(answer)) {
     renderDisaggregated(answer, body);
     return;
@@ -816,20 +838,31 @@ function renderWarnings(answer) {
   );
 }
 
+// The fleet's range, as /v1/fleet gives it: the plan sized again at either end of the engine's
+// spread of measured over predicted throughput.
+const RANGES = [
+  ["gpus_total", "GPUs with spares", fmt.whole],
+  ["monthly_cost_usd", "monthly cost", fmt.usd],
+  ["max_request_rate", "a replica's capacity (requests/s)", fmt.rate],
+];
+
 function renderUncertainty(answer) {
   const node = $("uncertainty");
   const range = answer.uncertainty;
   const parts = [];
   if (range && typeof range === "object") {
-    for (const [field, value] of Object.entries(range)) {
-      if (Array.isArray(value) && value.length === 2) parts.push(`${field} ${fmt.count(value[0])} to ${fmt.count(value[1])}`);
+    for (const [field, label, format] of RANGES) {
+      const value = range[field];
+      if (Array.isArray(value) && value.length === 2) parts.push(`${label} ${format(value[0])} to ${format(value[1])}`);
     }
   }
   const basis = `Basis: ${answer.basis ?? "–"}${answer.calibration ? " (a stored calibration)" : ""}.`;
   node.textContent = parts.length
     ? `Range: ${parts.join("; ")}${answer.uncertainty_basis ? ` (${answer.uncertainty_basis})` : ""}. ${basis}`
-    : `${basis} The fleet answer gives no range.`;
+    : `${basis} ${answer.uncertainty_basis ? `No range: ${answer.uncertainty_basis}.` : "The answer gives no range."}`;
   node.dataset.basis = answer.basis ?? "";
+  node.dataset.gpusLow = range?.gpus_total?.[0] ?? "";
+  node.dataset.gpusHigh = range?.gpus_total?.[1] ?? "";
 }
 
 function renderPeriodsTable(periods, pools = false) {
@@ -937,24 +970,248 @@ function redraw() {
   if (last.latency) renderLatency(last.latency, last.answer);
 }
 
+// --- a mixed fleet: mix=true -----------------------------------------------------------------
+
+/** A pool's kind as the catalog names it: "A100 SXM4 80GB × 1, bf16 weights". */
+function kindName(kind) {
+  if (!kind) return "none";
+  return `${gpuLabel(kind.gpu, kind.mig_profile)} × ${kind.tensor_parallel}, ${kind.weight_precision} weights`;
+}
+
+function cells(row, values) {
+  values.forEach(([label, text, attributes = {}], i) => {
+    const cell = document.createElement(i ? "td" : "th");
+    if (!i) cell.scope = "row";
+    cell.dataset.label = label;
+    for (const [key, value] of Object.entries(attributes)) cell.dataset[key] = value ?? "";
+    cell.textContent = text;
+    row.append(cell);
+  });
+  return row;
+}
+
+function renderMix(answer, body) {
+  const mix = answer.mix;
+  const pools = mix.pools || [];
+  const buckets = mix.buckets || [];
+  const single = mix.single_kind;
+  const unserved = new Set(mix.unserved_buckets || []);
+  const dropped = new Set(mix.dropped_buckets || []);
+  const bucketName = (b) => {
+    const bucket = buckets[b];
+    return bucket ? `${b + 1}: ${fmt.whole(bucket.prompt_tokens)} / ${fmt.whole(bucket.output_tokens)} tokens` : String(b + 1);
+  };
+
+  setText("chosen-status", answer.status === "ok" ? "Every bucket within the SLOs" : answer.status || "");
+  $("chosen-status").dataset.status = answer.meets_slo ? "ok" : "miss";
+  const chosen = $("chosen-option");
+  chosen.textContent = pools.length ? `Mixed fleet: ${pools.map(kindName).join("; ")}` : "Mixed fleet: nothing sized";
+  chosen.dataset.gpu = "";
+  chosen.dataset.migProfile = "";
+  chosen.dataset.tensorParallel = "";
+
+  const forecast = Array.isArray(mix.periods) && mix.periods.length;
+  setValue("gpus_total", fmt.whole(answer.gpus_total), answer.gpus_total);
+  setText(
+    "gpus_note",
+    pools.length ? `${pools.map((p) => `${fmt.whole(p.gpus_total)} ${gpuLabel(p.gpu, p.mig_profile)}`).join(", ")}${forecast ? " (sized on the busiest period)" : ""}` : "",
+  );
+  setValue("monthly_cost_usd", fmt.usd(answer.monthly_cost_usd), answer.monthly_cost_usd);
+  setText("cost_note", pools.length ? pools.map((p) => `${fmt.usd(p.monthly_cost_usd)} ${gpuLabel(p.gpu, p.mig_profile)}`).join(", ") : "");
+  const savings = setValue("savings_usd", mix.savings_usd == null ? "–" : fmt.usd(mix.savings_usd), mix.savings_usd);
+  savings.dataset.positive = String((mix.savings_usd ?? 0) > 0);
+  setText("savings_note", single ? `a month, against ${kindName(single)} alone at ${fmt.usd(single.monthly_cost_usd)}` : "no single kind serves every bucket");
+  setValue("mix_pools_count", fmt.whole(pools.length), pools.length);
+  setText("mix_pools_note", `of ${fmt.whole(mix.kinds_kept)} kinds kept, ${fmt.whole(mix.kinds_considered)} considered`);
+
+  setValue(
+    "compare-mix",
+    `${fmt.whole(mix.gpus_total)} GPUs, ${fmt.usd(mix.monthly_cost_usd)} a month in ${fmt.whole(pools.length)} pool${pools.length === 1 ? "" : "s"}`,
+    mix.monthly_cost_usd,
+  ).dataset.gpusTotal = mix.gpus_total ?? "";
+  const singleNode = setValue(
+    "compare-single",
+    single ? `${kindName(single)}: ${fmt.whole(single.replicas_total)} replicas, ${fmt.whole(single.gpus_total)} GPUs, ${fmt.usd(single.monthly_cost_usd)} a month` : "none: no single kind serves every bucket",
+    single?.monthly_cost_usd,
+  );
+  singleNode.dataset.gpusTotal = single?.gpus_total ?? "";
+  singleNode.dataset.gpu = single?.gpu ?? "";
+  singleNode.dataset.tensorParallel = single?.tensor_parallel ?? "";
+  const saved = setValue("compare-savings", mix.savings_usd == null ? "–" : fmt.usd(mix.savings_usd), mix.savings_usd);
+  saved.dataset.positive = String((mix.savings_usd ?? 0) > 0);
+
+  renderUncertainty(answer);
+  renderWarnings(answer);
+
+  // Each pool, and which buckets it serves at what share and capacity.
+  $("mix-pools-table").tBodies[0].replaceChildren(
+    ...pools.map((pool, k) => {
+      const row = document.createElement("tr");
+      row.dataset.pool = String(k);
+      row.dataset.gpu = pool.gpu;
+      row.dataset.migProfile = pool.mig_profile ?? "";
+      row.dataset.tensorParallel = pool.tensor_parallel;
+      row.dataset.weightPrecision = pool.weight_precision;
+      row.dataset.replicasPeak = pool.replicas_peak;
+      row.dataset.replicasTotal = pool.replicas_total;
+      row.dataset.gpusTotal = pool.gpus_total;
+      row.dataset.monthlyCostUsd = pool.monthly_cost_usd;
+      row.dataset.utilizationPeak = pool.utilization_peak;
+      return cells(row, [
+        ["Pool", String(k + 1)],
+        ["Kind", `${kindName(pool)}${pool.cards != null ? ` (${fmt.whole(pool.cards)} cards)` : ""}`],
+        ["Replicas at peak", fmt.whole(pool.replicas_peak)],
+        ["Replicas with spares", fmt.whole(pool.replicas_total)],
+        ["GPUs", fmt.whole(pool.gpus_total)],
+        ["Monthly cost", `${fmt.usd(pool.monthly_cost_usd)} (${fmt.usd(pool.price_per_replica_hour_usd)}/replica-hour)`],
+        ["Utilization at peak", fmt.percent(pool.utilization_peak)],
+      ]);
+    }),
+  );
+  $("mix-buckets-table").tBodies[0].replaceChildren(
+    ...buckets.map((bucket, b) => {
+      const row = document.createElement("tr");
+      row.dataset.bucket = String(b);
+      row.dataset.share = bucket.share;
+      row.dataset.peakRequestsPerS = bucket.peak_requests_per_s;
+      const flag = dropped.has(b) ? "dropped" : unserved.has(b) ? "unserved" : "served";
+      row.dataset.flag = flag;
+      if (flag !== "served") row.classList.add(flag);
+      const words = {
+        dropped: "dropped: no kind can take it at all",
+        unserved: "unserved within the SLOs: a best effort",
+        served: "within the SLOs",
+      };
+      cells(row, [
+        ["Bucket", String(b + 1)],
+        ["Prompt tokens", fmt.whole(bucket.prompt_tokens)],
+        ["Output tokens", fmt.whole(bucket.output_tokens)],
+        ["Share of requests", fmt.percent(bucket.share, 1)],
+        ["Requests/s at peak", fmt.rate(bucket.peak_requests_per_s)],
+        ["Served", words[flag]],
+      ]);
+      if (flag !== "served") row.lastChild.classList.add("flag");
+      return row;
+    }),
+  );
+  $("mix-assign-table").tBodies[0].replaceChildren(
+    ...pools.flatMap((pool, k) =>
+      (pool.buckets || []).map((served) => {
+        const row = document.createElement("tr");
+        row.dataset.pool = String(k);
+        row.dataset.bucket = String(served.bucket);
+        row.dataset.share = served.share;
+        row.dataset.requestsPerS = served.requests_per_s;
+        row.dataset.capacityPerReplica = served.capacity_per_replica;
+        row.dataset.meetsSlo = String(Boolean(served.meets_slo));
+        return cells(row, [
+          ["Pool", `${k + 1}: ${gpuLabel(pool.gpu, pool.mig_profile)} × ${pool.tensor_parallel}`],
+          ["Bucket", bucketName(served.bucket)],
+          ["Share of the bucket", fmt.percent(served.share, 1)],
+          ["Requests/s at peak", fmt.rate(served.requests_per_s)],
+          ["Capacity per replica (requests/s)", fmt.rate(served.capacity_per_replica)],
+          ["Within the SLOs", served.meets_slo ? "yes" : "no", { meetsSlo: String(Boolean(served.meets_slo)) }],
+        ]);
+      }),
+    ),
+  );
+  const flags = [
+    ...[...dropped].map((b) => `Bucket ${bucketName(b)} is dropped: no kind in the list can take it at all, so the plan leaves it out.`),
+    ...[...unserved].filter((b) => !dropped.has(b)).map((b) => `Bucket ${bucketName(b)} is unserved: no kind serves it within the SLOs; the plan is a best effort.`),
+  ];
+  $("mix-flags").replaceChildren(
+    ...flags.map((text) => {
+      const item = document.createElement("li");
+      item.textContent = text;
+      return item;
+    }),
+  );
+  $("mix-flags").dataset.unserved = (mix.unserved_buckets || []).join(",");
+  $("mix-flags").dataset.dropped = (mix.dropped_buckets || []).join(",");
+  const solver = $("mix-solver");
+  solver.dataset.solverStatus = mix.solver_status ?? "";
+  solver.textContent = `Solver (HiGHS integer program): ${mix.solver_status ?? "–"}; ${fmt.whole(mix.kinds_considered)} replica kinds considered, ${fmt.whole(mix.kinds_kept)} kept after pruning; built in ${fmt.ms(mix.build_ms)} ms, solved in ${fmt.ms(mix.solve_ms)} ms.`;
+  setText("mix-note", `${fmt.whole(buckets.length)} bucket${buckets.length === 1 ? "" : "s"} over ${fmt.whole(pools.length)} pool${pools.length === 1 ? "" : "s"}`);
+
+  // GPUs by period: the total and each pool's, as the API resized them.
+  const periods = forecast
+    ? mix.periods
+    : pools.length
+      ? [
+          {
+            period: "the given traffic",
+            requests_per_day: body.requests_per_day ?? null,
+            peak_to_average: body.peak_to_average ?? null,
+            gpus_total: mix.gpus_total,
+            monthly_cost_usd: mix.monthly_cost_usd,
+            pool_gpus_total: pools.map((p) => p.gpus_total),
+          },
+        ]
+      : [];
+  last.periods = periods;
+  drawFleet($("fleet-chart"), periods);
+  $("mix-keys").replaceChildren(
+    ...pools.map((pool, k) => {
+      const key = document.createElement("span");
+      key.className = `key key-pool-${k % 6}`;
+      key.textContent = `pool ${k + 1}, ${gpuLabel(pool.gpu, pool.mig_profile)} × ${pool.tensor_parallel}`;
+      return key;
+    }),
+  );
+  setText(
+    "fleet-chart-note",
+    forecast
+      ? `${mix.periods.length} periods; each pool resized for each period's traffic, the dashed lines each pool's GPUs.`
+      : "One figure of traffic: paste a forecast to see it over time. Dashed lines: each pool's GPUs.",
+  );
+  const table = $("mix-periods-table");
+  const head = ["Period", "Requests/day", "Peak ÷ avg", "GPUs total", ...pools.map((p, k) => `Pool ${k + 1} GPUs`), "Monthly cost"];
+  table.tHead.rows[0].replaceChildren(
+    ...head.map((text) => {
+      const th = document.createElement("th");
+      th.scope = "col";
+      th.textContent = text;
+      return th;
+    }),
+  );
+  table.tBodies[0].replaceChildren(
+    ...periods.map((p) => {
+      const row = document.createElement("tr");
+      const values = [
+        p.period,
+        p.requests_per_day == null ? "–" : fmt.whole(p.requests_per_day),
+        p.peak_to_average == null ? "–" : String(p.peak_to_average),
+        fmt.whole(p.gpus_total),
+        ...pools.map((_, k) => fmt.whole(p.pool_gpus_total?.[k])),
+        fmt.usd(p.monthly_cost_usd),
+      ];
+      return cells(row, values.map((text, i) => [head[i], text]));
+    }),
+  );
+
+  // No curve: the pools differ in shape and each bucket's capacity is the pool's figure.
+  root.dataset.latency = "mix";
+  $("latency-error").hidden = true;
+  renderLatency(null);
+  setText("latency-note", "Not drawn for a mixed fleet.");
+  setText(
+    "latency-pools",
+    "A mixed fleet's pools differ in GPU, TP and the lengths they serve, so no single replica's curve is drawn. The bucket table gives each pool's capacity per replica for each bucket at the SLOs.",
+  );
+  setText(
+    "keda-mix",
+    "No KEDA ScaledObject for a mixed fleet: the API answers format=keda with a 422 (a plan of several pools scales each on signals of its own). No vllm serve line either: the answer gives each pool's kind, above.",
+  );
+  setText("leaves-out", `This plan leaves out ${answer.leaves_out ?? "–"}. Basis: ${answer.basis ?? "–"}.`);
+  setText(
+    "summary",
+    pools.length
+      ? `Mixed fleet: ${pools.map((p) => `${fmt.whole(p.gpus_total)} GPUs of ${kindName(p)}`).join("; ")}; ${fmt.whole(answer.gpus_total)} GPUs and ${fmt.usd(answer.monthly_cost_usd)} a month; ${single ? `${fmt.usd(mix.savings_usd)} less than ${kindName(single)} alone` : "no single kind beside it"}.`
+      : "Mixed fleet: no plan.",
+  );
+}
+
 // --- actions ----------------------------------------------------------------------------------
-
-async function copyText(text, status) {
-  try {
-    await navigator.clipboard.writeText(text);
-    status.textContent = "Copied.";
-    return true;
-  } catch {
-    status.textContent = "Copying was refused here: select the text and copy it.";
-    return false;
-  }
-}
-
-async function copyLink() {
-  const status = $("copy-status");
-  if (!(await copyText(location.href, status))) status.textContent = `Copy this address: ${location.href}`;
-  else status.textContent = "Link copied.";
-}
 
 async function copySnippet(event) {
   const button = event.currentTarget;
@@ -982,8 +1239,9 @@ async function downloadCsv() {
 }
 
 function reset() {
-  state = { ...DEFAULTS, traffic: "one", forecast: [] };
+  state = { ...DEFAULTS, traffic: "one", forecast: [], buckets: [] };
   forecastBox.value = "";
+  bucketsBox.value = "";
   writeControls();
   syncUrl();
   schedule(0);
@@ -994,14 +1252,10 @@ function reset() {
 async function start() {
   fillPrecisions();
   try {
-    const [models, gpus, engines] = await Promise.all([
-      getJson("models"),
-      getJson("gpus"),
-      getJson("engines").catch(() => ({ items: [] })),
-    ]);
-    fillModels(models.items);
-    fillGpus(gpus.items);
-    fillEngines(engines.items);
+    const { models, gpus, engines } = await loadCatalog();
+    fillModels(models);
+    fillGpus(gpus);
+    fillEngines(engines);
   } catch (error) {
     showError(error);
     root.dataset.status = "error";
@@ -1014,8 +1268,10 @@ async function start() {
   for (const control of Object.values(controls)) control.addEventListener("input", onInput);
   for (const radio of trafficRadios) radio.addEventListener("change", onInput);
   forecastBox.addEventListener("input", onInput);
+  bucketsBox.addEventListener("input", onInput);
+  gpuChoices.addEventListener("change", onInput);
   $("controls").addEventListener("submit", (event) => event.preventDefault());
-  $("copy-link").addEventListener("click", copyLink);
+  $("copy-link").addEventListener("click", () => copyLink($("copy-status")));
   $("reset").addEventListener("click", reset);
   $("download-csv").addEventListener("click", downloadCsv);
   for (const button of document.querySelectorAll("button.copy")) button.addEventListener("click", copySnippet);

@@ -7,6 +7,8 @@ export const ANY = "any";
 /** The plan kinds of /v1/fleet's `topology`. */
 export const AGGREGATED = "aggregated";
 export const DISAGGREGATED = "disaggregated";
+/** The page's third plan kind: `mix: true` on /v1/fleet (the URL says `mix=true`, not a topology). */
+export const MIX = "mix";
 
 /** A starting point: an 8B model, the whole catalog ranked, one figure of traffic. */
 export const DEFAULTS = Object.freeze({
@@ -14,6 +16,7 @@ export const DEFAULTS = Object.freeze({
   network_gb_per_s: "",
   model: "llama-3.1-8b",
   gpu: ANY,
+  gpus: "",
   mig_profile: "",
   tensor_parallel: "",
   weight_precision: "",
@@ -40,7 +43,10 @@ export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 export const PRECISIONS = Object.freeze(["bf16", "fp16", "fp32", "fp8", "int8", "fp6", "nvfp4", "mxfp4", "fp4", "int4"]);
 
 // Fields sent as JSON numbers when they read as one (else as typed, so the API names them).
-const NUMERIC = new Set(FIELDS.filter((name) => !["topology", "model", "gpu", "mig_profile", "weight_precision", "engine"].includes(name)));
+const NUMERIC = new Set(FIELDS.filter((name) => !["topology", "model", "gpu", "gpus", "mig_profile", "weight_precision", "engine"].includes(name)));
+
+// Fields a mixed fleet does not take: each kind's GPU, MIG slice and TP are the solver's.
+const NOT_WITH_MIX = new Set(["topology", "gpu", "mig_profile", "tensor_parallel", "network_gb_per_s"]);
 
 // --- the forecast -------------------------------------------------------------------------
 
@@ -157,6 +163,73 @@ export function forecastText(rows) {
     .join("\n");
 }
 
+// --- length buckets ---------------------------------------------------------------------
+
+/**
+ * Rows of pasted length buckets: [{prompt_tokens, output_tokens, share, line}]. Columns:
+ * prompt tokens, output tokens, share; tab- or comma-separated; a first line whose first cell
+ * is not a number is a header and skipped. A share may be written as a percentage ("95%": 0.95,
+ * the same number). Cells that are no number are passed on for the API to refuse by name.
+ */
+export function parseBuckets(text) {
+  const rows = [];
+  let header = null;
+  const lines = String(text || "").split(/\r\n|\r|\n/);
+  lines.forEach((raw, index) => {
+    if (!raw.trim()) return;
+    const cells = splitLine(raw).map((cell) => cleanNumber(cell));
+    if (rows.length === 0 && header === null && asNumber(cells[0] ?? "") === null) {
+      header = index + 1;
+      return;
+    }
+    const percent = /%$/.test(cells[2] ?? "");
+    const shareText = (cells[2] ?? "").replace(/%$/, "");
+    const share = asNumber(shareText);
+    rows.push({
+      prompt_tokens: asNumber(cells[0] ?? "") ?? cells[0] ?? "",
+      output_tokens: asNumber(cells[1] ?? "") ?? cells[1] ?? "",
+      share: share === null ? shareText : percent ? Number((share / 100).toPrecision(12)) : share,
+      line: index + 1,
+    });
+  });
+  return { rows, header };
+}
+
+/** The compact URL form of bucket rows: `100:100:0.95;120000:200:0.05`. */
+export function encodeBuckets(rows) {
+  return rows
+    .map((row) => [row.prompt_tokens, row.output_tokens, row.share].map((cell) => encodeURIComponent(String(cell ?? ""))).join(":"))
+    .join(";");
+}
+
+/** Bucket rows from the URL form (the raw, still percent-encoded query value). */
+export function decodeBuckets(raw) {
+  if (!raw) return [];
+  return raw
+    .split(";")
+    .filter(Boolean)
+    .map((chunk, index) => {
+      const [prompt = "", output = "", share = ""] = chunk.split(":").map((cell) => {
+        try {
+          return decodeURIComponent(cell.replace(/\+/g, " "));
+        } catch {
+          return cell;
+        }
+      });
+      return {
+        prompt_tokens: asNumber(prompt) ?? prompt,
+        output_tokens: asNumber(output) ?? output,
+        share: asNumber(share) ?? share,
+        line: index + 1,
+      };
+    });
+}
+
+/** Bucket rows as the box shows them: tab-separated, as a spreadsheet pastes. */
+export function bucketsText(rows) {
+  return rows.map((row) => [row.prompt_tokens, row.output_tokens, row.share].join("\t")).join("\n");
+}
+
 // --- state <-> URL -------------------------------------------------------------------------
 
 /** The raw (percent-encoded) value of one query parameter, or null. */
@@ -178,6 +251,8 @@ export function fromQuery(search) {
     if (value !== null) state[name] = value.trim();
   }
   if (!params.has("gpu") && params.toString() !== "") state.gpu = ANY;
+  if (params.get("mix") === "true") state.topology = MIX;
+  state.buckets = decodeBuckets(rawParam(search, "length_buckets"));
   const forecast = decodeForecast(rawParam(search, "forecast"));
   state.forecast = forecast;
   state.traffic = forecast.length ? "forecast" : "one";
@@ -191,12 +266,19 @@ export function toQuery(state) {
   const params = new URLSearchParams();
   for (const name of FIELDS) {
     if (state.traffic === "forecast" && name === "requests_per_day") continue;
+    if (name === "topology" && state.topology === MIX) {
+      params.set("mix", "true");
+      continue;
+    }
     const value = state[name];
     if (value !== undefined && value !== null && String(value) !== "") params.set(name, String(value));
   }
   let query = params.toString();
   if (state.traffic === "forecast" && state.forecast?.length) {
     query += `${query ? "&" : ""}forecast=${encodeForecast(state.forecast)}`;
+  }
+  if (state.topology === MIX && state.buckets?.length) {
+    query += `${query ? "&" : ""}length_buckets=${encodeBuckets(state.buckets)}`;
   }
   return query;
 }
@@ -211,17 +293,35 @@ function typed(name, value) {
 
 /** The JSON body of POST /v1/fleet for a state. Blank fields are left to the API's defaults;
  * `gpu=any` is no gpu (the ranking); a burstiness other than 1 asks for gamma arrivals; the
- * network between nodes is sent with the disaggregated kind only (it is what moves the KV). */
+ * network between nodes is sent with the disaggregated kind only (it is what moves the KV). A
+ * mixed fleet is `mix: true` with the GPUs ticked (none: the whole catalog) and the pasted
+ * buckets (none: the API draws them from the lengths' spread); no GPU, MIG slice, TP or topology. */
 export function fleetBody(state) {
   const body = {};
+  const mix = state.topology === MIX;
   for (const name of FIELDS) {
     const value = state[name];
     if (value === undefined || value === null || String(value).trim() === "") continue;
+    if (mix && NOT_WITH_MIX.has(name)) continue;
+    if (name === "gpus") {
+      if (mix) body.gpus = String(value).split(",").filter(Boolean);
+      continue;
+    }
     if (name === "gpu" && value === ANY) continue;
     if (name === "network_gb_per_s" && state.topology !== DISAGGREGATED) continue;
     if (name === "mig_profile" && state.gpu === ANY) continue;
     if (name === "requests_per_day" && state.traffic === "forecast") continue;
     body[name] = typed(name, String(value).trim());
+  }
+  if (mix) {
+    body.mix = true;
+    if (state.buckets?.length) {
+      body.length_buckets = state.buckets.map((row) => ({
+        prompt_tokens: row.prompt_tokens,
+        output_tokens: row.output_tokens,
+        share: row.share,
+      }));
+    }
   }
   if (body.burstiness !== undefined && body.burstiness !== 1) body.arrival = "gamma";
   if (state.traffic === "forecast") {

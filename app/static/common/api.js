@@ -1,5 +1,6 @@
-// The service's /v1 endpoints, resolved against the page's own address so that the planner
-// keeps working when the service is mounted under a path prefix.
+// The service's /v1 endpoints, for the lab and the planner alike: resolved against the page's own
+// address, so that a page keeps working when the service is mounted under a path prefix. An
+// answer that is not 2xx becomes an ApiProblem from its RFC 9457 problem+json body.
 
 export class ApiProblem extends Error {
   /** An RFC 9457 problem (or a network failure, with status 0). */
