@@ -477,6 +477,7 @@ class MixSingleKindPlan(MixSingleKind):
 
 class MixPool(MixSingleKind):
     utilization_peak = fields.Float(required=True)
+    vllm_command = fields.String(required=True, allow_none=True)
     buckets = fields.List(fields.Nested("MixPoolBucket"), required=True)
 
 

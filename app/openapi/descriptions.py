@@ -1047,6 +1047,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "MixPool": {
+        "vllm_command": (
+            "The pool's `vllm serve` line, from its replica sized for the longest bucket it serves (the context "
+            "it must hold, and the sequences that fit at that length); null when none was sized."
+        ),
         "utilization_peak": "Busy share of the replicas carrying the peak (spares aside), fraction.",
         "buckets": "The buckets the pool serves and its share of each (MixPoolBucket).",
     },

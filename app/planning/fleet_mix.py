@@ -12,7 +12,7 @@ from app.sizing.mix import MixKind, PoolSize, pool_size
 
 from .calibration import apply, basis, ranking_note
 from .context import Context
-from .fleet import NO_OPTION, FleetAnswer
+from .fleet import NO_OPTION, FleetAnswer, vllm_command
 from .mix import MixPlan, MixPool, plan_mix
 from .replica import with_engine
 from .requests import FleetRequest
@@ -34,7 +34,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     plan = plan_mix(
         model, gpus, applied.inputs, request.traffic, request.length_buckets, precisions=request.weight_precisions
     )
-    pools = [_pool(pool) for pool in plan.pools]
+    pools = [{**_pool(pool), "vllm_command": _command(plan, pool, model_label)} for pool in plan.pools]
     body: dict[str, Any] = {
         "model": model_label,
         "topology": AGGREGATED,
@@ -95,6 +95,19 @@ def _pool(pool: MixPool) -> dict[str, Any]:
             for share in pool.buckets
         ],
     }
+
+
+def _command(plan: MixPlan, pool: MixPool, model_label: str) -> str | None:
+    """The pool's `vllm serve` line, from its replica sized for the longest bucket it serves
+    (the context it must hold, and the sequences that fit at that length)."""
+    problem = plan.problem
+    k = problem.kinds.index(pool.kind)
+    sized = [problem.plans[k][share.bucket] for share in pool.buckets] if problem.plans else []
+    fitted = [p for p in sized if p is not None]
+    if not fitted:
+        return None
+    longest = max(fitted, key=lambda p: p.fit.inputs.prompt_tokens + p.fit.inputs.output_tokens)
+    return vllm_command(longest, model_label)
 
 
 def _mix(plan: MixPlan, pools: list[dict[str, Any]]) -> dict[str, Any]:

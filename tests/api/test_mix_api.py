@@ -70,6 +70,11 @@ def test_a_mix_over_l4_a100_and_h100_is_cheaper_than_any_single_kind(client):
             served[part["bucket"]] = served.get(part["bucket"], 0.0) + part["share"]
     assert served == pytest.approx({0: 1.0, 1: 1.0})
     assert len({p["gpu"] for p in mix["pools"]}) == 2, "the short turns go to a kind of their own"
+    # Each pool deploys with its own line: its TP, and the longest context it serves.
+    for pool in mix["pools"]:
+        longest = max(part["prompt_tokens"] + part["output_tokens"] for part in pool["buckets"])
+        assert f"--tensor-parallel-size {pool['tensor_parallel']} " in pool["vllm_command"]
+        assert f"--max-model-len {longest} " in pool["vllm_command"]
 
 
 def test_with_one_workload_the_mix_is_the_single_kind(client):

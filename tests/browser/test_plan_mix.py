@@ -168,6 +168,10 @@ def test_a_mix_entered_from_the_keyboard_is_shown_as_the_api_plans_it(page: Page
     assert page.locator("#plan").get_attribute("data-latency") == "mix"
     assert page.locator("#options-panel").is_hidden() and page.locator("#keda-snippet").is_hidden()
     assert "format=keda" in page.locator("#keda-mix").inner_text()
+    # Each pool's vllm serve line, as answered, with its copy button.
+    for k, pool in enumerate(mix["pools"]):
+        assert page.locator(f"#mix-vllm-command-{k}").inner_text() == pool["vllm_command"]
+        assert page.locator(f'#mix-vllm button.copy[data-copy="mix-vllm-command-{k}"]').count() == 1
     status, _ = post(server, "/v1/fleet?format=keda", body, accept="application/yaml")
     assert status == 422
     assert not [url for url in requests if "/v1/latency" in url and "mix" in url]

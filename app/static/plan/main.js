@@ -439,7 +439,7 @@ function showKind(kind) {
   for (const id of ["compare", "pools-panel", "pool-options-panel", "prefill-vllm-snippet", "decode-vllm-snippet", "keda-pools"]) {
     $(id).hidden = !disaggregated;
   }
-  for (const id of ["mix-panel", "mix-compare", "keda-mix", "mix-keys", "mix-periods-table"]) $(id).hidden = !mix;
+  for (const id of ["mix-panel", "mix-compare", "keda-mix", "mix-keys", "mix-periods-table", "mix-vllm"]) $(id).hidden = !mix;
   $("periods-table").hidden = mix;
   $("latency-pools").hidden = aggregated;
   for (const id of ["why", "options-panel", "vllm-snippet", "keda-snippet", "latency-charts", "latency-legend"]) $(id).hidden = !aggregated;
@@ -1200,8 +1200,9 @@ function renderMix(answer, body) {
   );
   setText(
     "keda-mix",
-    "No KEDA ScaledObject for a mixed fleet: the API answers format=keda with a 422 (a plan of several pools scales each on signals of its own). No vllm serve line either: the answer gives each pool's kind, above.",
+    "No KEDA ScaledObject for a mixed fleet: the API answers format=keda with a 422 (a plan of several pools scales each on signals of its own).",
   );
+  renderMixCommands(pools);
   setText("leaves-out", `This plan leaves out ${answer.leaves_out ?? "–"}. Basis: ${answer.basis ?? "–"}.`);
   setText(
     "summary",
@@ -1209,6 +1210,39 @@ function renderMix(answer, body) {
       ? `Mixed fleet: ${pools.map((p) => `${fmt.whole(p.gpus_total)} GPUs of ${kindName(p)}`).join("; ")}; ${fmt.whole(answer.gpus_total)} GPUs and ${fmt.usd(answer.monthly_cost_usd)} a month; ${single ? `${fmt.usd(mix.savings_usd)} less than ${kindName(single)} alone` : "no single kind beside it"}.`
       : "Mixed fleet: no plan.",
   );
+}
+
+/** Each pool's `vllm serve` line, as the answer gives it, with a copy button. */
+function renderMixCommands(pools) {
+  const box = $("mix-vllm");
+  box.replaceChildren(
+    ...pools.map((pool, k) => {
+      const snippet = document.createElement("div");
+      snippet.className = "snippet pool-snippet";
+      const head = document.createElement("div");
+      head.className = "snippet-head";
+      const title = document.createElement("h3");
+      title.id = `mix-vllm-title-${k}`;
+      title.textContent = `Pool ${k + 1}, ${kindName(pool)}: vllm serve`;
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "secondary small copy";
+      button.dataset.copy = `mix-vllm-command-${k}`;
+      button.setAttribute("aria-describedby", title.id);
+      button.textContent = "Copy command";
+      button.addEventListener("click", copySnippet);
+      head.append(title, button);
+      const code = document.createElement("pre");
+      code.id = `mix-vllm-command-${k}`;
+      code.className = "code";
+      code.tabIndex = 0;
+      code.setAttribute("aria-labelledby", title.id);
+      code.textContent = pool.vllm_command ?? "No command: no replica of this kind was sized.";
+      snippet.append(head, code);
+      return snippet;
+    }),
+  );
+  box.hidden = !pools.length;
 }
 
 // --- actions ----------------------------------------------------------------------------------
