@@ -84,7 +84,8 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         *context.notes,
         *(ranking_note(context, request.model) if request.gpu is None else []),
     ]
-    rows = [{"pool": name, **size_body(p)} for name, p in zip(("prefill", "decode"), sized, strict=False)]
+    pools = (("prefill", plan.prefill), ("decode", plan.decode))
+    rows = [{"pool": name, **size_body(p)} for name, p in pools if p is not None]
     if request.forecast and plan.prefill is not None and plan.decode is not None:
         rows = _periods(plan, request)
         body["periods"] = rows

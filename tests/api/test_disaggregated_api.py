@@ -227,3 +227,16 @@ def test_a_p_d_unit_is_analytic_only(client):
     query = {"topology": "disaggregated", "request_rate": 1, **LONG_PROMPTS, "mode": "simulate"}
     response = client.get("/v1/latency", query_string=query)
     assert response.status_code == 422 and "mode" in response.get_json()["errors"]
+
+
+def test_a_ttft_no_prefill_replica_meets_answers_200_with_the_decode_pool_alone(client):
+    query = {"topology": "disaggregated", **TRAFFIC, **LONG_PROMPTS, "ttft_slo_ms": 5, "tpot_slo_ms": 20}
+    body = get_ok(client, "/v1/fleet", **query)
+    assert body["meets_slo"] is False and body["status"] == "no option meets the SLO"
+    assert body["prefill_pool"] is None and body["decode_pool"] is not None
+    rows = list(
+        csv.DictReader(
+            io.StringIO(client.get("/v1/fleet", query_string={**query, "format": "csv"}).get_data(as_text=True))
+        )
+    )
+    assert [r["pool"] for r in rows] == ["decode"]
