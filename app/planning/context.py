@@ -76,7 +76,10 @@ class Context:
             return self.gpu_list()
         found = []
         for value in values:
-            spec, label = self.gpu(value)
+            try:
+                spec, label = self.gpu(value)
+            except UnknownResource as exc:
+                raise UnknownResource(exc.detail, {"gpus": [f"unknown GPU {value!r}"]}) from None
             found.append((label, spec))
         return found
 

@@ -162,3 +162,10 @@ def test_gpus_may_be_one_string_and_any_is_the_whole_catalog(client):
     everything = post_ok(client, "/v1/fleet", {k: v for k, v in REQUEST.items() if k != "gpus"})["mix"]
     assert anywhere["kinds_considered"] == everything["kinds_considered"] > listed["kinds_considered"]
     assert anywhere["monthly_cost_usd"] <= listed["monthly_cost_usd"]
+
+
+def test_an_unknown_gpu_in_the_list_is_a_404_naming_gpus(client):
+    response = client.post("/v1/fleet", json={**REQUEST, "gpus": ["l4", "no-such-gpu"]})
+    assert response.status_code == 404
+    assert response.mimetype == "application/problem+json"
+    assert "no-such-gpu" in response.get_json()["errors"]["gpus"][0]
