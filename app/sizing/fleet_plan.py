@@ -309,6 +309,9 @@ def _mean_bound_rate(
 
 # Each bound's next, tighter one: the saturation rate, the mean latencies, the percentile.
 TIGHTER = {fleet.SATURATION_BOUND: fleet.MEAN_BOUND, fleet.MEAN_BOUND: None}
+# The mean latencies bound the capacity at a tail percentile (the p90 and above of a
+# right-skewed TTFT or TPOT lie above its mean), not at the median.
+MEAN_BOUND_MIN_PERCENTILE = 90.0
 # How far each bound is from the percentile's sizing: a ranking's tie-break.
 BOUND_LOOSENESS = {fleet.MEAN_BOUND: 0, fleet.SATURATION_BOUND: 1, fleet.MINIMUM_FLEET_BOUND: 2}
 
@@ -319,7 +322,12 @@ def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
     if plan.capacity.exact:
         return plan
     assert plan.capacity.bound is not None
-    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=TIGHTER[plan.capacity.bound])
+    tighter = TIGHTER[plan.capacity.bound]
+    percentile = inputs.arrivals.slo_percentile if inputs.arrivals is not None else None
+    if tighter == fleet.MEAN_BOUND and (percentile is None or percentile < MEAN_BOUND_MIN_PERCENTILE):
+        # A median sits below the mean of a right-skewed latency: the means are no bound on it.
+        tighter = None
+    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=tighter)
     return replace(size(plan.fit, plan.setup, capacity, plan.demand, inputs, plan.gpu_label), queueing=queueing)
 
 

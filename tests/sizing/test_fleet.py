@@ -174,7 +174,8 @@ def test_the_minimum_fleet_is_no_larger_than_any_capacity_s_fleet():
         assert fastest.gpus_total == floor.gpus_total
 
 
-def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds():
+@pytest.mark.parametrize("percentile", [50.0, 95.0, 99.0])
+def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds(percentile):
     """Best-first branch and bound over minimum fleets, saturation rates and mean latencies
     must pick what sizing every shape at the SLO percentile picks, at the same cost; and every
     option it never sized exactly costs at least as much as the best by its bound."""
@@ -191,7 +192,8 @@ def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds():
         ("l4", _replace(L4, hourly_price_usd=0.8)),
     ]
     plan = PlanInputs(prompt_tokens=1000, output_tokens=200)
-    inputs = FleetInputs(requests_per_s=20, peak_to_average=2, tpot_slo_ms=40, ttft_slo_ms=1000, arrivals=Arrivals())
+    arrivals = Arrivals(slo_percentile=percentile)
+    inputs = FleetInputs(requests_per_s=20, peak_to_average=2, tpot_slo_ms=40, ttft_slo_ms=1000, arrivals=arrivals)
     options = rank(LLAMA_31_8B, gpus, plan, inputs)
     best = options[0]
     assert best.plan is not None and best.plan.capacity.exact and best.plan.meets_slo
@@ -208,6 +210,9 @@ def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds():
         if option.eligible and option.bound is not None:
             assert option.monthly_cost_usd >= best.monthly_cost_usd
     assert any(o.floor is not None and o.plan is None for o in options), "no shape was spared its fit"
+    # A median is no bound of the means: at p50 no option is left on its mean latencies.
+    if percentile < 90:
+        assert all(o.bound != fleet.MEAN_BOUND for o in options)
 
 
 def test_the_no_fit_shortcut_rules_out_only_what_the_fit_would():
