@@ -1219,8 +1219,9 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
         "kv_transfer": "Disaggregated: moving one request's prompt KV from its prefill to its decode replica.",
         "prefill_ttft_budget_ms": (
-            "Disaggregated: the TTFT the prefill pool was held to, ms: the SLO less the transfer over the "
-            "network from one rank (the slowest case). Null without a TTFT SLO."
+            "Disaggregated: the TTFT the prefill pool was held to, ms: the SLO less the slowest transfer it "
+            "could meet (over the slowest network among its candidate GPUs and the decode pool's, one rank "
+            "sending). Null without a TTFT SLO."
         ),
         "ttft_ms": (
             "Disaggregated: TTFT at the SLO percentile at the prefill pool's capacity, plus the KV transfer, "

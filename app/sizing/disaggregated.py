@@ -190,9 +190,10 @@ def plan_disaggregated(
     """Both pools, each the cheapest shape for its objective on `gpus` (the catalog ranked, or
     with `named_gpu` every valid TP of the one GPU given), and the aggregated plan beside them.
 
-    The decode pool is sized first: the transfer splits over its TP, and the prefill pool is
-    then held to the TTFT SLO less the transfer over the network (the slower link: a plan whose
-    replicas then share a node only gains)."""
+    The decode pool is sized first, then the prefill pool is held to the TTFT SLO less the
+    slowest transfer it could meet: over the slowest network among the GPUs it may be placed
+    on and the decode pool's, one rank sending (a plan whose replicas then share a node, or
+    send in parallel, only gains)."""
     assert inputs.arrivals is not None, "a disaggregated plan sizes pools under random arrivals"
     arrivals = inputs.arrivals
 
@@ -214,9 +215,10 @@ def plan_disaggregated(
         )
 
     kv_precision = decode.fit.kv_precision
-    # The budget assumes the slowest case, the prefill replica not known yet: the network, one
-    # rank sending.
-    bandwidth = network_gb_per_s_override or network_gb_per_s(decode.fit.target.gpu)
+    # The budget assumes the slowest case, the prefill replica not known yet: the slowest
+    # network it could sit behind, one rank sending.
+    slowest = min(network_gb_per_s(gpu) for gpu in (decode.fit.target.gpu, *(gpu for _, gpu in gpus)))
+    bandwidth = network_gb_per_s_override or slowest
     kv_bytes = memory.kv_bytes_for_context(model, kv_precision, plan.prompt_tokens)
     over_network = _transfer(kv_bytes, NETWORK, bandwidth, NETWORK_LATENCY_US, 1)
     budget_ms = None

@@ -240,3 +240,17 @@ def test_a_ttft_no_prefill_replica_meets_answers_200_with_the_decode_pool_alone(
         )
     )
     assert [r["pool"] for r in rows] == ["decode"]
+
+
+def test_the_prefill_budget_is_the_slowest_network_the_pools_may_sit_behind(client):
+    """Over H100s and L4s, the prefill replica may land behind an L4 server's 100 Gb/s link
+    (12.5 GB/s, the README's default for PCIe servers): the budget takes that, and the transfer
+    the plan then has is no slower."""
+    query = {k: v for k, v in LONG_PROMPTS.items() if k != "gpu"}
+    body = plan(client, **query, gpus="h100-sxm,l4")
+    kv_bytes = LONG_PROMPTS["prompt_tokens"] * LLAMA_8B_KV_BYTES_PER_TOKEN
+    slowest_ms = (20e-6 + kv_bytes / 12.5e9) * 1e3
+    assert body["prefill_ttft_budget_ms"] == pytest.approx(SLOS["ttft_slo_ms"] - slowest_ms)
+    assert body["kv_transfer"]["ms"] <= slowest_ms
+    if body["meets_slo"]:
+        assert body["ttft_ms"] <= SLOS["ttft_slo_ms"]
