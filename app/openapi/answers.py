@@ -423,11 +423,16 @@ class FleetKvTransfer(Schema):
     ms = fields.Float(required=True)
 
 
-class FleetAggregated(Schema):
+class _ReplicaKind(Schema):
+    """What one kind of replica is: its GPU (or MIG profile of one), TP size and weight format."""
+
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
     tensor_parallel = fields.Integer(required=True)
     weight_precision = fields.String(required=True)
+
+
+class FleetAggregated(_ReplicaKind):
     max_request_rate = fields.Float(required=True, allow_none=True)
     bound_by = fields.String(required=True, validate=validate.OneOf(BOUND_BY))
     meets_slo = fields.Boolean(required=True)
@@ -458,11 +463,7 @@ class MixPoolBucket(Schema):
     meets_slo = fields.Boolean(required=True)
 
 
-class MixSingleKind(Schema):
-    gpu = fields.String(required=True)
-    mig_profile = fields.String(required=True, allow_none=True)
-    tensor_parallel = fields.Integer(required=True)
-    weight_precision = fields.String(required=True)
+class MixSingleKind(_ReplicaKind):
     price_per_replica_hour_usd = fields.Float(required=True)
     replicas_peak = fields.Integer(required=True)
     replicas_total = fields.Integer(required=True)

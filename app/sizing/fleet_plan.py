@@ -167,7 +167,11 @@ def _under_arrivals(
     below the SLO percentiles). SATURATION_BOUND: the saturation rate itself (no evaluation;
     no rate above it is stable), which says nothing of the SLOs."""
     plan = fitted.inputs
-    model = arrival_model(fitted, setup, arrivals, ceiling, inputs.role)
+    # The seats are the KV cache's when it holds fewer sequences of the full length than the
+    # engine's cap: the queueing model names a seat-bound capacity after them.
+    cap = plan.max_num_seqs
+    from_kv = ceiling == fitted.result.max_concurrency and (cap is None or ceiling < cap)
+    model = arrival_model(fitted, setup, arrivals, ceiling, inputs.role, KV_CAPACITY if from_kv else MAX_NUM_SEQS)
     slos = slos_s(inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
     if bound == fleet.SATURATION_BOUND:
         saturation = model.saturation_rate_per_s
@@ -177,7 +181,7 @@ def _under_arrivals(
                 tokens_per_s=saturation * plan.output_tokens,
                 time_per_token_s=None,
                 ttft_s=None,
-                bound_by=_seat_limit(model.saturation_bound, fitted, ceiling),
+                bound_by=model.saturation_bound,
                 meets_slo=True,
                 request_rate_per_s=saturation,
                 max_num_seqs=ceiling,
@@ -200,7 +204,6 @@ def _under_arrivals(
         meets = core is not None
         times = (core.tpot_s, core.ttft_s, core.rate_per_s * core.e2e_s) if core is not None else None
         queued = core.rate_per_s * core.queue_wait_s if core is not None else 0.0
-    bound_by = _seat_limit(bound_by, fitted, ceiling)
     if not meets or times is None:
         return replace(best_effort(), concurrency=1, meets_slo=False, bound_by=bound_by, max_num_seqs=ceiling), model
     tpot_s, ttft_s, in_flight = times
@@ -219,17 +222,13 @@ def _under_arrivals(
     return capacity, model
 
 
-def _seat_limit(bound_by: str, fitted: FitPlan, seats: int) -> str:
-    """The queueing model names a seat-bound capacity max_num_seqs; the seats are the KV
-    cache's when it holds fewer sequences of the full length than the engine's cap."""
-    cap = fitted.inputs.max_num_seqs
-    if bound_by == MAX_NUM_SEQS and seats == fitted.result.max_concurrency and (cap is None or seats < cap):
-        return KV_CAPACITY
-    return bound_by
-
-
 def arrival_model(
-    fitted: FitPlan, setup: TimingSetup, arrivals: Arrivals, seats: int, role: str = AGGREGATED
+    fitted: FitPlan,
+    setup: TimingSetup,
+    arrivals: Arrivals,
+    seats: int,
+    role: str = AGGREGATED,
+    seat_cap: str = MAX_NUM_SEQS,
 ) -> ReplicaModel:
     """One replica under the request's arrivals (queueing.py): its step-time model, its
     lengths and their spread, and what the engine holds (the step token budget, `seats`
@@ -239,7 +238,7 @@ def arrival_model(
     (the fit's PlanInputs say so): each request leaves once its first token is computed. A
     DECODE replica computes no prompt: its steps cost nothing for them (the KV arrives over
     a link) and its step budget does not bind (no step carries more prompt tokens than the
-    KV cache holds)."""
+    KV cache holds). `seat_cap` names what `seats` stands for (ReplicaModel.build)."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None  # resolve_defaults sets it for every engine
     traffic = Traffic(
@@ -255,7 +254,7 @@ def arrival_model(
     budget = plan.max_batched_tokens
     if role == DECODE:
         steps, budget = steps.decode_only(), budget + max(0, math.ceil(kv_tokens))
-    return ReplicaModel.build(steps, traffic, Limits(budget, seats, kv_tokens))
+    return ReplicaModel.build(steps, traffic, Limits(budget, seats, kv_tokens), seat_cap)
 
 
 def slos_s(

@@ -319,7 +319,9 @@ class ReplicaModel:
     saturation_bound: str
 
     @classmethod
-    def build(cls, steps: StepModel, traffic: Traffic, limits: Limits) -> ReplicaModel:
+    def build(cls, steps: StepModel, traffic: Traffic, limits: Limits, seat_cap: str = MAX_NUM_SEQS) -> ReplicaModel:
+        """`seat_cap` names what limits.max_num_seqs stands for: the engine's cap, or
+        (KV_CAPACITY) the sequences of the full length the KV cache holds, as a fleet caps it."""
         if traffic.length_distribution not in (GAMMA, LOGNORMAL):
             raise ValueError(f"unknown length distribution {traffic.length_distribution!r}")
         cap = limits.kv_capacity_tokens
@@ -341,7 +343,7 @@ class ReplicaModel:
         footprint = p_mean + o_mean / 2
         kv_seats = cap / footprint
         seats = float(min(limits.max_num_seqs, limits.max_batched_tokens))
-        bound = MAX_NUM_SEQS
+        bound = seat_cap
         if kv_seats < seats:
             seats, bound = kv_seats, KV_CAPACITY
         model = cls(

@@ -415,6 +415,14 @@ class _Engine:
         computed, target = self.computed, self.target
         waiting, running = self.waiting, self.running
         total_arrivals = self.total_arrivals
+
+        def chunk_cost(c0: int, chunk: int) -> tuple[float, float]:
+            """A chunk's causal attention FLOPs and the layer-tokens of KV it writes."""
+            if windowed:
+                return steps.chunk_attention_flops(chunk, c0), steps.attended(chunk)
+            end = c0 + chunk
+            return half_att_layers * (end * end - c0 * c0), float(layers * chunk)
+
         while self.unfinished > 0:
             while self.n_arrived < total_arrivals and self.next_arrival <= self.now:
                 self._arrive()
@@ -444,12 +452,9 @@ class _Engine:
                         still.append(rid)
                         continue
                     end = c0 + chunk
-                    if windowed:
-                        p_flops += steps.chunk_attention_flops(chunk, c0)
-                        p_written += steps.attended(chunk)
-                    else:
-                        p_flops += half_att_layers * (end * end - c0 * c0)
-                        p_written += layers * chunk
+                    flops, written = chunk_cost(c0, chunk)
+                    p_flops += flops
+                    p_written += written
                     p_tokens += chunk
                     budget -= chunk
                     kv_used += chunk
@@ -470,12 +475,9 @@ class _Engine:
                 if self.scheduled[rid] == math.inf:
                     self.scheduled[rid] = self.now
                 end = c0 + chunk
-                if windowed:
-                    p_flops += steps.chunk_attention_flops(chunk, c0)
-                    p_written += steps.attended(chunk)
-                else:
-                    p_flops += half_att_layers * (end * end - c0 * c0)
-                    p_written += layers * chunk
+                flops, written = chunk_cost(c0, chunk)
+                p_flops += flops
+                p_written += written
                 p_tokens += chunk
                 budget -= chunk
                 kv_used += chunk
