@@ -47,6 +47,7 @@ from .errors import ApiError
 from .lookup import invalidate_catalog_cache, session
 from .render import JSON, respond, wants
 from .requests import json_payload, query_args
+from .schemas import PRICE_ALIASES
 
 bp = Blueprint("catalog", __name__, url_prefix="/v1")
 bp.after_request(add_challenge)
@@ -68,6 +69,23 @@ def _as_is(document: Document) -> Document:
 def _gpu_row(gpu: Document) -> Document:
     """A GPU as one CSV row: its MIG profiles by name in one cell."""
     return {**gpu, "mig_profiles": [p["name"] for p in gpu["mig_profiles"]]}
+
+
+def _gpu_patch_base(stored: Document, patch: Mapping[str, Any]) -> Document:
+    """A GPU document for a PATCH to merge into: a price the patch names by one of its two
+    names (hourly_price_usd or prices.on_demand_usd_per_hour; price_date or
+    prices.price_date) leaves the base under the other, so the patch sets both."""
+    base = dict(stored)
+    prices = dict(base.get("prices") or {})
+    given = patch.get("prices")
+    patched: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    for alias, name in PRICE_ALIASES.items():
+        if alias in patch and name not in patched:
+            prices.pop(name, None)
+        elif name in patched and alias not in patch:
+            base.pop(alias, None)
+    base["prices"] = prices
+    return base
 
 
 def engine_row(engine: Document) -> Document:
@@ -106,6 +124,8 @@ class Kind:
     # Whether a 201's CSV is csv_row; a created GPU's CSV has only the document's scalars.
     csv_row_when_created: bool
     docs: Mapping[str, str]  # the view docstrings, by action
+    # The stored document a PATCH merges into, given the patch (by default the stored one).
+    patch_base: Callable[[Document, Mapping[str, Any]], Document] = lambda stored, _patch: stored
 
     @property
     def endpoint(self) -> str:
@@ -154,6 +174,7 @@ GPUS = Kind(
     document=gpu_to_dict,
     csv_row=_gpu_row,
     csv_row_when_created=False,
+    patch_base=_gpu_patch_base,
     docs={
         "list": "GPUs with their MIG profiles, filtered by vendor, memory and MIG, one page at a time.",
         "get": "One GPU by slug, with its MIG profiles and its ETag.",
@@ -327,7 +348,7 @@ def _patch(kind: Kind, key: str) -> Response:
     def merged(row: Any) -> Document:
         # The stored document less its identifier and its version: what a PATCH merges into.
         stored = {name: value for name, value in kind.document(row).items() if name not in (kind.key, "version")}
-        return merge_patch(stored, patch)
+        return merge_patch(kind.patch_base(stored, patch), patch)
 
     return _update(kind, key, merged)
 

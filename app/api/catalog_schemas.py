@@ -42,6 +42,7 @@ from app.sizing.specs import ATTENTION_KINDS, GQA, MLA, model_defaults
 from .schemas import (
     MAX_PARAMS,
     GpuFiguresSchema,
+    GpuPricesSchema,
     InterconnectSchema,
     MigProfileSchema,
     ModelShapeSchema,
@@ -196,6 +197,26 @@ class CatalogMigProfileSchema(_WholeNumbers, MigProfileSchema):
     )
 
 
+# A document's `prices` fields that are money: what a price_date dates.
+USD_PRICES = ("reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour", "spot_usd_per_hour", "purchase_usd")
+
+
+class CatalogPricesSchema(GpuPricesSchema):
+    """A stored GPU's `prices`: every figure beyond the on-demand rate (whose source is the
+    GPU's own) names where it comes from, and every price its month, as every catalog figure does."""
+
+    @validates_schema
+    def _sourced(self, data: dict[str, Any], **_: Any) -> None:
+        given = [name for name in self.fields if name not in ("on_demand_usd_per_hour", "source", "price_date")]
+        errors = {}
+        if any(data.get(name) is not None for name in given) and not data.get("source"):
+            errors["source"] = ["required with any price or power figure beyond on_demand_usd_per_hour"]
+        if any(data.get(name) is not None for name in USD_PRICES) and data.get("price_date") is None:
+            errors["price_date"] = ["required with a price: a list price needs its date"]
+        if errors:
+            raise ValidationError(errors)
+
+
 class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
     """POST /v1/gpus: a whole GPU document, MIG profiles included. Unknown figures are null."""
 
@@ -216,6 +237,7 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
         validate=validate.Length(max=len(NATIVE_PRECISIONS)),
     )
     interconnect = fields.Nested(CatalogInterconnectSchema, allow_none=True, load_default=None)
+    prices = fields.Nested(CatalogPricesSchema, load_default=dict)
     gpus_per_node = fields.Integer(required=True, validate=count(1, 1024))
     host_cpu_cores = fields.Integer(allow_none=True, load_default=None, validate=count(1, 10_000))
     price_date = fields.String(

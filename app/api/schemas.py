@@ -10,8 +10,19 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
+from marshmallow import (
+    EXCLUDE,
+    RAISE,
+    Schema,
+    ValidationError,
+    fields,
+    post_load,
+    pre_load,
+    validate,
+    validates_schema,
+)
 
+from app.catalog.models import PRICE_DATE_PATTERN
 from app.planning.requests import (
     CostRequest,
     FleetRequest,
@@ -34,6 +45,7 @@ from app.sizing.specs import (
     ATTENTION_KINDS,
     MHA,
     MLA,
+    GpuPrices,
     GpuSpec,
     MigProfile,
     ModelSpec,
@@ -238,6 +250,83 @@ class MigProfileSchema(Schema):
         return MigProfile(**data)
 
 
+# The most a price or a power figure may be: no GPU-hour costs 100,000 USD, no card 100 M USD
+# or 100 kW; above that a figure is a typo.
+MAX_HOURLY_USD = 1e5
+MAX_PURCHASE_USD = 1e8
+MAX_POWER_W = 1e5
+
+
+def _amount_of(maximum: float) -> fields.Float:
+    """A price: zero (free) or more, up to `maximum`."""
+    return fields.Float(allow_none=True, validate=validate.Range(min=0, max=maximum))
+
+
+class PriceFiguresSchema(Schema):
+    """A GPU's prices and power, per whole card (API.md `prices`): what a request may override
+    and the catalog stores (each null when not known)."""
+
+    class Meta:
+        unknown = RAISE
+
+    on_demand_usd_per_hour = _amount_of(MAX_HOURLY_USD)
+    reserved_1y_usd_per_hour = _amount_of(MAX_HOURLY_USD)
+    reserved_3y_usd_per_hour = _amount_of(MAX_HOURLY_USD)
+    spot_usd_per_hour = _amount_of(MAX_HOURLY_USD)
+    # A probability per hour: at 1 the capacity would never stay.
+    spot_interruptions_per_hour = fields.Float(
+        allow_none=True, validate=validate.Range(min=0, max=1, max_inclusive=False, error="must be in [0, 1)")
+    )
+    purchase_usd = _amount_of(MAX_PURCHASE_USD)
+    power_w = fields.Float(allow_none=True, validate=validate.Range(min=0, min_inclusive=False, max=MAX_POWER_W))
+    idle_power_w = _amount_of(MAX_POWER_W)
+
+    @validates_schema
+    def _power(self, data: dict[str, Any], **_: Any) -> None:
+        power, idle = data.get("power_w"), data.get("idle_power_w")
+        if power is not None and idle is not None and idle > power:
+            raise ValidationError({"idle_power_w": [f"must be at most power_w ({power:g})"]})
+
+    @staticmethod
+    def spec(data: dict[str, Any]) -> GpuPrices:
+        """The figures beyond the on-demand rate, as the sizing core holds them."""
+        return GpuPrices(**{name: data.get(name) for name in GpuPrices.__dataclass_fields__})
+
+
+class GpuPricesSchema(PriceFiguresSchema):
+    """A GPU document's `prices`: the figures, where they come from and the month they refer to."""
+
+    source = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    price_date = fields.String(allow_none=True, validate=validate.Regexp(PRICE_DATE_PATTERN, error="YYYY-MM"))
+
+
+# A GPU document's top-level fields that are older names of two of its prices.
+PRICE_ALIASES = {"hourly_price_usd": "on_demand_usd_per_hour", "price_date": "price_date"}
+
+
+def unify_price_aliases(data: Any) -> Any:
+    """A GPU document with each alias and its `prices` field made one: given as either, both
+    are set; given as both, they must agree (422 naming both)."""
+    if not isinstance(data, dict) or not isinstance(data.get("prices", {}), (dict, type(None))):
+        return data  # the schema says what is wrong with it
+    data = dict(data)
+    prices = dict(data.get("prices") or {})
+    errors: dict[str, Any] = {}
+    for alias, name in PRICE_ALIASES.items():
+        if alias in data and name in prices and data[alias] != prices[name]:
+            message = f"{alias} is prices.{name} by its older name: give one, or the same value"
+            errors[alias] = [message]
+            errors.setdefault("prices", {})[name] = [message]
+        elif alias in data:
+            prices[name] = data[alias]
+        elif name in prices:
+            data[alias] = prices[name]
+    if errors:
+        raise ValidationError(errors)
+    data["prices"] = prices
+    return data
+
+
 class GpuFiguresSchema(Schema):
     """Datasheet figures a GPU has wherever it is given (inline or written to the catalog),
     and the check that its MIG slices fit in the card."""
@@ -249,7 +338,13 @@ class GpuFiguresSchema(Schema):
     # What the driver shows an engine, GiB (torch's total_memory); null: derived.
     memory_visible_gib = fields.Float(allow_none=True, validate=positive(1e5))
     peak_tflops = fields.Nested(PeakSchema, load_default=dict)
-    hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
+    # The on-demand price: the same as prices.on_demand_usd_per_hour (its older name).
+    hourly_price_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=MAX_HOURLY_USD))
+    prices = fields.Nested(GpuPricesSchema, load_default=dict)
+
+    @pre_load
+    def _aliases(self, data: Any, **_: Any) -> Any:
+        return unify_price_aliases(data)
 
     @validates_schema
     def _consistent(self, data: dict[str, Any], **_: Any) -> None:
@@ -304,6 +399,7 @@ class InlineGpuSchema(GpuFiguresSchema):
             mig_profiles=tuple(data.get("mig_profiles") or ()),
             memory_visible_gib=data.get("memory_visible_gib"),
             architecture=data.get("architecture"),
+            prices=PriceFiguresSchema.spec(data.get("prices") or {}),
         )
 
 

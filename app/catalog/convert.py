@@ -17,6 +17,7 @@ from app.catalog.models import (
     MODEL_COLUMNS,
     PEAK_TFLOPS_KEYS,
     PRECISION_COLUMNS,
+    PRICES_KEYS,
     Engine,
     Gpu,
     Model,
@@ -24,12 +25,16 @@ from app.catalog.models import (
 )
 from app.catalog.models import MigProfile as MigProfileRow
 from app.sizing.engine import EngineProfile, KernelEfficiency, Uncertainty
-from app.sizing.specs import GpuSpec, MigProfile, ModelSpec
+from app.sizing.specs import GpuPrices, GpuSpec, MigProfile, ModelSpec
 
 # Public model fields: every column in API.md order, then the ETag. All are plain columns.
 MODEL_PUBLIC_FIELDS = (*MODEL_COLUMNS, "version")
 # The GPU columns a document holds as they are (peaks and interconnect are nested objects).
-GPU_PLAIN_COLUMNS = tuple(name for name in GPU_COLUMNS if not name.startswith(("peak_tflops_", "interconnect_")))
+GPU_PLAIN_COLUMNS = tuple(
+    name for name in GPU_COLUMNS if not name.startswith(("peak_tflops_", "interconnect_", "prices_"))
+)
+# A document's `prices` field held in a column of another name (the rest: gpus.prices_<key>).
+PRICES_COLUMNS = {"on_demand_usd_per_hour": "hourly_price_usd", "price_date": "price_date"}
 # ModelSpec's fields are all model columns of the same name.
 _MODEL_SPEC_FIELDS = tuple(f.name for f in fields(ModelSpec))
 
@@ -52,6 +57,15 @@ ENGINE_PUBLIC_FIELDS = (
 def peak_tflops(row: Gpu) -> dict[str, float | None]:
     """The five per-precision dense peaks of a GPU row, keyed bf16 … fp4."""
     return {key: getattr(row, f"peak_tflops_{key}") for key in PEAK_TFLOPS_KEYS}
+
+
+def prices(row: Gpu) -> dict[str, Any]:
+    """A GPU row's `prices` object: the on-demand rate first, its month last."""
+    return {
+        "on_demand_usd_per_hour": row.hourly_price_usd,
+        **{key: getattr(row, f"prices_{key}") for key in PRICES_KEYS},
+        "price_date": row.price_date,
+    }
 
 
 def model_to_spec(row: Model) -> ModelSpec:
@@ -95,6 +109,7 @@ def gpu_to_spec(row: Gpu) -> GpuSpec:
         mig_profiles=tuple(mig_profile_to_spec(profile) for profile in _profiles(row)),
         memory_visible_gib=row.memory_visible_gib,
         architecture=row.architecture,
+        prices=GpuPrices(**{name: getattr(row, f"prices_{name}") for name in GpuPrices.__dataclass_fields__}),
     )
 
 
@@ -129,6 +144,7 @@ def gpu_to_dict(row: Gpu) -> dict[str, Any]:
         "host_cpu_cores": row.host_cpu_cores,
         "hourly_price_usd": row.hourly_price_usd,
         "price_date": row.price_date,
+        "prices": prices(row),
         "mig_profiles": [mig_profile_to_dict(profile) for profile in _profiles(row)],
         "confidence": row.confidence,
         "source": row.source,
@@ -138,15 +154,20 @@ def gpu_to_dict(row: Gpu) -> dict[str, Any]:
 
 
 def gpu_columns(document: Mapping[str, Any]) -> dict[str, Any]:
-    """A GPU document in the public shape (peak_tflops and interconnect nested, mig_profiles
-    as dicts), loaded by the write schema or the seed, as gpus columns plus `mig_profiles`
+    """A GPU document in the public shape (peak_tflops, interconnect and prices nested,
+    mig_profiles as dicts), loaded by the write schema or the seed, as gpus columns plus `mig_profiles`
     (column dicts): what writes.new_gpu and writes.update_gpu take. Absent fields are None;
     `slug` only when the document has one (a PUT's is the URL's)."""
     peaks = document.get("peak_tflops") or {}
     link = document.get("interconnect") or {}
+    priced = document.get("prices") or {}
     columns = {name: document.get(name) for name in GPU_PLAIN_COLUMNS if name != "slug" or "slug" in document}
     columns.update({f"peak_tflops_{key}": peaks.get(key) for key in PEAK_TFLOPS_KEYS})
     columns.update({f"interconnect_{key}": link.get(key) for key in INTERCONNECT_KEYS})
+    columns.update({f"prices_{key}": priced.get(key) for key in PRICES_KEYS})
+    for key, column in PRICES_COLUMNS.items():
+        if priced.get(key) is not None:  # the write schema made it the same as the top-level alias
+            columns[column] = priced[key]
     columns["mig_profiles"] = [dict(profile) for profile in document.get("mig_profiles") or []]
     return columns
 

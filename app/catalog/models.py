@@ -66,6 +66,18 @@ VENDORS = ("nvidia", "amd")
 CONFIDENCE_LEVELS = ("primary", "vendor-transcribed", "secondary", "derived")
 
 
+# gpus.prices_<figure>: the numbers of a GPU document's `prices` beyond the on-demand rate.
+GPU_PRICE_FIGURES = (
+    "prices_reserved_1y_usd_per_hour",
+    "prices_reserved_3y_usd_per_hour",
+    "prices_spot_usd_per_hour",
+    "prices_spot_interruptions_per_hour",
+    "prices_purchase_usd",
+    "prices_power_w",
+    "prices_idle_power_w",
+)
+
+
 class Base(DeclarativeBase):
     """Declarative base carrying the naming convention."""
 
@@ -180,6 +192,18 @@ class Model(Audited, Base):
         return f"<Model {self.slug}>"
 
 
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+def _nonneg(*columns: str) -> tuple[CheckConstraint, ...]:
+    return tuple(CheckConstraint(f"{column} >= 0", name=f"{column}_nonneg") for column in columns)
+
+
+def _positive(*columns: str) -> tuple[CheckConstraint, ...]:
+    return tuple(CheckConstraint(f"{column} > 0", name=f"{column}_positive") for column in columns)
+
+
 class Gpu(Audited, Base):
     """An accelerator's datasheet figures; `None` means not known (SCHEMA.md: never guessed).
 
@@ -196,6 +220,10 @@ class Gpu(Audited, Base):
             "confidence IN ('primary', 'vendor-transcribed', 'secondary', 'derived')",
             name="confidence_values",
         ),
+        *_nonneg("hourly_price_usd", *GPU_PRICE_FIGURES),
+        # An interruption rate is a probability per hour: 1 would be capacity that never stays.
+        CheckConstraint("prices_spot_interruptions_per_hour < 1", name="prices_spot_interruptions_per_hour_below_1"),
+        CheckConstraint("prices_idle_power_w <= prices_power_w", name="prices_idle_power_w_at_most_power_w"),
     )
 
     slug: Mapped[str] = mapped_column(String(SLUG_LENGTH), unique=True, index=True)
@@ -220,8 +248,19 @@ class Gpu(Audited, Base):
     interconnect_latency_us: Mapped[float | None] = mapped_column(Float)
     gpus_per_node: Mapped[int] = mapped_column(Integer)
     host_cpu_cores: Mapped[int | None] = mapped_column(Integer)
+    # The on-demand price (the document's prices.on_demand_usd_per_hour) and its month.
     hourly_price_usd: Mapped[float | None] = mapped_column(Float)
     price_date: Mapped[str | None] = mapped_column(String(7))
+    # The rest of the document's `prices`, flattened: committed and spot rates per GPU-hour,
+    # the spot interruption rate, the purchase price, board and idle power, and their source.
+    prices_reserved_1y_usd_per_hour: Mapped[float | None] = mapped_column(Float)
+    prices_reserved_3y_usd_per_hour: Mapped[float | None] = mapped_column(Float)
+    prices_spot_usd_per_hour: Mapped[float | None] = mapped_column(Float)
+    prices_spot_interruptions_per_hour: Mapped[float | None] = mapped_column(Float)
+    prices_purchase_usd: Mapped[float | None] = mapped_column(Float)
+    prices_power_w: Mapped[float | None] = mapped_column(Float)
+    prices_idle_power_w: Mapped[float | None] = mapped_column(Float)
+    prices_source: Mapped[str | None] = mapped_column(Text)
     source: Mapped[str] = mapped_column(Text)
     confidence: Mapped[str | None] = mapped_column(String(32))
     notes: Mapped[str | None] = mapped_column(Text)
@@ -287,18 +326,6 @@ class Precision(Audited, Base):
 
     def __repr__(self) -> str:
         return f"<Precision {self.name}>"
-
-
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(value) for value in values)})"
-
-
-def _nonneg(*columns: str) -> tuple[CheckConstraint, ...]:
-    return tuple(CheckConstraint(f"{column} >= 0", name=f"{column}_nonneg") for column in columns)
-
-
-def _positive(*columns: str) -> tuple[CheckConstraint, ...]:
-    return tuple(CheckConstraint(f"{column} > 0", name=f"{column}_positive") for column in columns)
 
 
 ENGINE_POSITIVE_COLUMNS = (
@@ -405,6 +432,9 @@ VISIBLE_OVER_DATASHEET = 1.1
 PEAK_TFLOPS_KEYS = tuple(
     column.removeprefix("peak_tflops_") for column in GPU_COLUMNS if column.startswith("peak_tflops_")
 )
+# gpus.prices_<key>: a GPU document's `prices` object, flattened, less its two fields that
+# are columns of their own (on_demand_usd_per_hour is hourly_price_usd; price_date).
+PRICES_KEYS = tuple(column.removeprefix("prices_") for column in GPU_COLUMNS if column.startswith("prices_"))
 # gpus.interconnect_<key>: a GPU document's `interconnect` object, flattened.
 INTERCONNECT_KEYS = tuple(
     column.removeprefix("interconnect_") for column in GPU_COLUMNS if column.startswith("interconnect_")

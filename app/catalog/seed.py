@@ -35,7 +35,7 @@ from app.catalog.models import (
 )
 from app.sizing.engine import IDEAL, KV_RULES, Uncertainty
 from app.sizing.memory import COMPONENTS
-from app.sizing.specs import ATTENTION_KINDS, model_defaults
+from app.sizing.specs import ATTENTION_KINDS, GpuPrices, model_defaults
 
 SEED_DIR = Path(__file__).resolve().parents[2] / "catalog_seed"
 
@@ -142,11 +142,19 @@ GPU_FIELDS: dict[str, FieldRule] = {
     "host_cpu_cores": _opt("int", positive=True),
     "hourly_price_usd": _opt("number", positive=True),
     "price_date": _opt("str"),
+    "prices": _opt("map"),
     "source": _req("str"),
     "confidence": _opt("str", choices=CONFIDENCE_LEVELS),
     "notes": _opt("str"),
     "mig_profiles": _opt("list"),
 }
+
+# A GPU's `prices` beyond the on-demand rate (hourly_price_usd), and where they come from.
+PRICE_FIELDS: dict[str, FieldRule] = {
+    **{name: _opt("number") for name in GpuPrices.__dataclass_fields__},
+    "source": _opt("str"),
+}
+USD_PRICE_FIELDS = ("reserved_1y_usd_per_hour", "reserved_3y_usd_per_hour", "spot_usd_per_hour", "purchase_usd")
 
 INTERCONNECT_FIELDS: dict[str, FieldRule] = {
     "kind": _opt("str"),
@@ -301,6 +309,33 @@ def _check_gpu_extras(entry: Entry, where: str, problems: list[str]) -> None:
     price_date = entry["price_date"]
     if isinstance(price_date, str) and not _PRICE_DATE.match(price_date):
         problems.append(f"{where}: field 'price_date': expected YYYY-MM, got {price_date!r}")
+    _check_prices(entry, where, problems)
+
+
+def _check_prices(entry: Entry, where: str, problems: list[str]) -> None:
+    """A GPU entry's `prices`: figures of zero or more, an interruption rate below 1, idle power
+    at most board power, a source for any figure and the price_date for any price."""
+    raw = entry["prices"]
+    prices = _check_fields(raw if raw is not None else {}, PRICE_FIELDS, f"{where} prices", problems)
+    figures = {name: prices.get(name) for name in GpuPrices.__dataclass_fields__}
+    # The figures that are numbers (the others _check_fields has reported).
+    numbers: dict[str, float] = {
+        name: float(v) for name, v in figures.items() if v is not None and _kind_ok(v, "number")
+    }
+    for name, value in numbers.items():
+        if value < 0:
+            problems.append(f"{where}: field 'prices.{name}': must be >= 0, got {value!r}")
+    rate = numbers.get("spot_interruptions_per_hour")
+    if rate is not None and rate >= 1:
+        problems.append(f"{where}: field 'prices.spot_interruptions_per_hour': must be below 1, got {rate!r}")
+    power, idle = numbers.get("power_w"), numbers.get("idle_power_w")
+    if power is not None and idle is not None and idle > power:
+        problems.append(f"{where}: field 'prices.idle_power_w': {idle!r} is more than power_w ({power!r})")
+    if any(value is not None for value in figures.values()) and not prices.get("source"):
+        problems.append(f"{where}: field 'prices.source': required with any price or power figure")
+    if any(figures[name] is not None for name in USD_PRICE_FIELDS) and entry["price_date"] is None:
+        problems.append(f"{where}: field 'price_date': required with a price")
+    entry["prices"] = prices
 
 
 def _check_model_extras(entry: Entry, where: str, problems: list[str]) -> None:

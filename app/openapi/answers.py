@@ -571,6 +571,7 @@ class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[mis
 NESTED_ANSWERS: dict[type[Schema], str] = {
     PeakSchema: "PeakTflops",
     catalog_schemas.CatalogInterconnectSchema: "Interconnect",
+    catalog_schemas.CatalogPricesSchema: "GpuPrices",
     catalog_schemas.CatalogMigProfileSchema: "MigProfile",
     catalog_schemas.KernelEfficiencySchema: "KernelEfficiency",
     catalog_schemas.UncertaintySchema: "EngineUncertainty",
@@ -638,6 +639,7 @@ def catalog_entry(write: type[Schema], row: type[tables.Base]) -> type[Schema]:
 
 Model = catalog_entry(catalog_schemas.ModelWriteSchema, tables.Model)
 Gpu = catalog_entry(catalog_schemas.GpuWriteSchema, tables.Gpu)
+GpuPrices = catalog_part(catalog_schemas.CatalogPricesSchema, "GpuPrices")
 KernelEfficiency = catalog_part(catalog_schemas.KernelEfficiencySchema, "KernelEfficiency")
 EngineUncertainty = catalog_part(catalog_schemas.UncertaintySchema, "EngineUncertainty")
 Engine = catalog_entry(catalog_schemas.EngineWriteSchema, tables.Engine)
@@ -837,6 +839,7 @@ COMPONENTS: tuple[type[Schema], ...] = (
     MixPeriod,
     Model,
     Gpu,
+    GpuPrices,
     ModelList,
     GpuList,
     Engine,

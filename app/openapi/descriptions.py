@@ -698,10 +698,43 @@ FIELDS: dict[str, str] = {
     "zones": (
         "Availability zones, count: with Z > 1 each zone holds enough replicas to carry the peak with one zone lost."
     ),
+    # A GPU's prices and power (`prices`), per whole card.
+    "prices": (
+        "The GPU's prices and power per whole card: on-demand, committed and spot rates, the spot interruption "
+        "rate, the purchase price, board and idle power (a MIG slice takes its share: the card's over the "
+        "profile's max_instances)."
+    ),
+    "on_demand_usd_per_hour": "On-demand (pay as you go) price, USD per GPU-hour.",
+    "reserved_1y_usd_per_hour": "Price of a GPU committed for one year, USD per GPU-hour (billed every hour of it).",
+    "reserved_3y_usd_per_hour": "Price of a GPU committed for three years, USD per GPU-hour (billed every hour of it).",
+    "spot_usd_per_hour": "Spot (interruptible) price, USD per GPU-hour.",
+    "spot_interruptions_per_hour": (
+        "The chance that an hour of spot capacity is taken back, in [0, 1): a spot GPU counts as 1 minus this of one."
+    ),
+    "purchase_usd": "Purchase price of one card, USD (with its share of the server it sits in, if that is known).",
+    "power_w": "Board power at full load, W.",
+    "idle_power_w": "Board power idle (the engine loaded, no requests), W; at most power_w.",
 }
 
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
+    "Prices": {
+        "source": "Where the figures come from (provider, page, date; datasheet), text.",
+        "price_date": "Month the prices refer to, YYYY-MM.",
+    },
+    "CatalogPrices": {
+        "source": (
+            "Where the figures come from (provider, page, date; datasheet), text; required with any figure beyond "
+            "on_demand_usd_per_hour."
+        ),
+        "price_date": "Month the prices refer to, YYYY-MM; required with any price.",
+        "on_demand_usd_per_hour": "On-demand price, USD per GPU-hour: the same as the GPU's hourly_price_usd.",
+    },
+    "GpuPrices": {
+        "source": "Where the figures come from (provider, page, date; datasheet); null when none is given.",
+        "price_date": "Month the prices refer to, YYYY-MM (the GPU's price_date).",
+        "on_demand_usd_per_hour": "On-demand price, USD per GPU-hour: the same as the GPU's hourly_price_usd.",
+    },
     "LatencyResponse": {
         "topology": (
             "`aggregated`: one replica; `disaggregated`: one P/D unit, a prefill and a decode replica of this "
@@ -1536,6 +1569,17 @@ SCHEMAS: dict[str, str] = {
     "CalibrationResidual": "A measured figure against what the calibrated model predicts for it.",
     "CalibrationSummary": "A stored calibration, as a list shows it.",
     "CatalogInterconnect": "The GPU-to-GPU link as written to the catalog.",
+    "CatalogPrices": (
+        "A GPU's prices and power as written to the catalog, per whole card; each null when not known. "
+        "on_demand_usd_per_hour and price_date are the GPU's hourly_price_usd and price_date (give either name, or "
+        "both the same)."
+    ),
+    "GpuPrices": "A GPU's prices and power per whole card, with their source and month; null where not known.",
+    "Prices": "A GPU's prices and power per whole card; null where not known.",
+    "PriceOverrides": (
+        "Prices and power of the request's GPU per whole card, each replacing the catalog's (on_demand_usd_per_hour "
+        "as price_per_gpu_hour_usd does)."
+    ),
     "CatalogKernelEfficiency": "One GPU generation's share of the datasheet peaks, as written to the catalog.",
     "CatalogMigProfile": "One MIG slice as written to the catalog (NVIDIA's profile names).",
     "CatalogUncertainty": (

@@ -20,6 +20,7 @@ from marshmallow import RAISE, Schema, fields
 from app.api import calibrations, catalog_schemas
 from app.api.schemas import (
     PLANNING_ENDPOINTS,
+    GpuPricesSchema,
     InlineGpuSchema,
     InlineModelSchema,
     InterconnectSchema,
@@ -27,6 +28,7 @@ from app.api.schemas import (
     MigProfileSchema,
     PeakSchema,
     PeriodSchema,
+    PriceFiguresSchema,
     SlugOrInline,
 )
 
@@ -43,10 +45,13 @@ REQUEST_COMPONENTS: dict[type[Schema], str] = {
     MigProfileSchema: "MigProfile",
     PeakSchema: "PeakTflops",
     InterconnectSchema: "Interconnect",
+    GpuPricesSchema: "Prices",
+    PriceFiguresSchema: "PriceOverrides",
     PeriodSchema: "ForecastPeriod",
     LengthBucketSchema: "LengthBucket",
     catalog_schemas.CatalogMigProfileSchema: "CatalogMigProfile",
     catalog_schemas.CatalogInterconnectSchema: "CatalogInterconnect",
+    catalog_schemas.CatalogPricesSchema: "CatalogPrices",
     catalog_schemas.KernelEfficiencySchema: "CatalogKernelEfficiency",
     catalog_schemas.UncertaintySchema: "CatalogUncertainty",
     catalog_schemas.ImportSchema: "ImportRequest",

@@ -80,8 +80,8 @@ def mig_target(gpu: GpuSpec, profile: MigProfile) -> GpuSpec:
     compute, memory_slices/8 of its bandwidth, and the same share of the host's CPU cores
     (seed 002: 2 cores for a seventh, 14 for the card). Slices do not form TP groups.
 
-    A slice's price is the card's over the profile's max instances: what each slice costs
-    when cards are filled with that profile, the way a fleet packs them."""
+    A slice's prices (and power) are the card's over the profile's max instances: what each
+    slice costs when cards are filled with that profile, the way a fleet packs them."""
     compute_share = profile.compute_slices / card_compute_slices(gpu)
     bandwidth_share = profile.memory_slices / MEMORY_SLICES_PER_CARD
     return replace(
@@ -97,6 +97,7 @@ def mig_target(gpu: GpuSpec, profile: MigProfile) -> GpuSpec:
         interconnect_bandwidth_gb_per_s=None,
         interconnect_latency_us=None,
         hourly_price_usd=None if gpu.hourly_price_usd is None else gpu.hourly_price_usd / profile.max_instances,
+        prices=gpu.prices.share(1 / profile.max_instances),
         host_cpu_cores=None if gpu.host_cpu_cores is None else gpu.host_cpu_cores * compute_share,
         mig_profiles=(),
         # The slice's own memory; what the driver shows of it is derived from that.

@@ -143,6 +143,39 @@ class MigProfile:
 
 
 @dataclass(frozen=True)
+class GpuPrices:
+    """What a GPU costs beyond its on-demand rate (GpuSpec.hourly_price_usd) and what it draws,
+    per whole card; None means not known. A MIG slice's share of them is the card's over its
+    profile's max_instances, as its hourly price is (parallelism.slice_target)."""
+
+    reserved_1y_usd_per_hour: float | None = None
+    reserved_3y_usd_per_hour: float | None = None
+    spot_usd_per_hour: float | None = None
+    # The chance that an hour of spot capacity is taken back (0 <= rate < 1).
+    spot_interruptions_per_hour: float | None = None
+    purchase_usd: float | None = None
+    power_w: float | None = None  # board power at full load
+    idle_power_w: float | None = None
+
+    def share(self, fraction: float) -> GpuPrices:
+        """The prices and power of `fraction` of the card (a MIG slice's); the interruption
+        rate is the card's: a slice is taken back with its card."""
+
+        def part(value: float | None) -> float | None:
+            return None if value is None else value * fraction
+
+        return GpuPrices(
+            reserved_1y_usd_per_hour=part(self.reserved_1y_usd_per_hour),
+            reserved_3y_usd_per_hour=part(self.reserved_3y_usd_per_hour),
+            spot_usd_per_hour=part(self.spot_usd_per_hour),
+            spot_interruptions_per_hour=self.spot_interruptions_per_hour,
+            purchase_usd=part(self.purchase_usd),
+            power_w=part(self.power_w),
+            idle_power_w=part(self.idle_power_w),
+        )
+
+
+@dataclass(frozen=True)
 class GpuSpec:
     """A GPU's datasheet figures. None means "not known": planning that needs it refuses.
 
@@ -168,3 +201,4 @@ class GpuSpec:
     memory_visible_gib: float | None = None
     # hopper, ampere, ada, blackwell, cdna3…: which kernel efficiencies an engine reaches.
     architecture: str | None = None
+    prices: GpuPrices = field(default_factory=GpuPrices)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from app.catalog.convert import gpu_to_dict, gpu_to_spec, model_to_dict, model_to_spec
 from app.catalog.models import Gpu, MigProfile, Model
 from app.catalog.queries import get_gpu, get_model
-from app.sizing.specs import GpuSpec, ModelSpec
+from app.sizing.specs import GpuPrices, GpuSpec, ModelSpec
 from app.sizing.specs import MigProfile as MigProfileSpec
 
 DEEPSEEK_LIKE = ModelSpec(
@@ -56,6 +56,15 @@ H100_LIKE = GpuSpec(
     ),
     memory_visible_gib=79.19,
     architecture="hopper",
+    prices=GpuPrices(
+        reserved_1y_usd_per_hour=2.16,
+        reserved_3y_usd_per_hour=1.62,
+        spot_usd_per_hour=1.5,
+        spot_interruptions_per_hour=0.05,
+        purchase_usd=27_500.0,
+        power_w=700.0,
+        idle_power_w=None,
+    ),
 )
 
 
@@ -69,6 +78,7 @@ def _gpu_row(spec: GpuSpec) -> Gpu:
     fields = dataclasses.asdict(spec)
     peaks = fields.pop("peak_tflops")
     profiles = fields.pop("mig_profiles")
+    prices = fields.pop("prices")
     fields["native_precisions"] = list(spec.native_precisions or ())
     return Gpu(
         slug="h100-like",
@@ -77,6 +87,7 @@ def _gpu_row(spec: GpuSpec) -> Gpu:
         confidence="derived",
         **fields,
         **{f"peak_tflops_{key}": value for key, value in peaks.items()},
+        **{f"prices_{key}": value for key, value in prices.items()},
         # Stored in reverse: the relationship's order_by must restore the spec's order.
         mig_profiles=[MigProfile(**profile) for profile in reversed(profiles)],
     )

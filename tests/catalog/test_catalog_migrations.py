@@ -104,6 +104,54 @@ def test_0003_keeps_the_gpus_their_profiles_and_their_checks(db_url: str) -> Non
     command.check(config)
 
 
+def test_0004_adds_the_prices_and_keeps_each_gpu_its_profiles_and_its_on_demand_price(db_url: str) -> None:
+    """On SQLite, adding the price checks copies the gpus table again: the profiles and the
+    on-demand price stored before must come through, the new figures unknown (null)."""
+    config = alembic_config(db_url)
+    command.downgrade(config, "0003")
+    engine = make_engine(db_url)
+    try:
+        assert "prices_power_w" not in _columns(db_url, "gpus")
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO gpus (slug, name, vendor, gpus_per_node, source, version, hourly_price_usd, "
+                    "price_date) VALUES ('old-card', 'Old card', 'nvidia', 8, 'test', 1, 2.5, '2026-01')"
+                )
+            )
+            gpu_id = connection.execute(text("SELECT id FROM gpus WHERE slug = 'old-card'")).scalar_one()
+            connection.execute(
+                text(
+                    "INSERT INTO mig_profiles (gpu_id, name, compute_slices, memory_slices, memory_gb, max_instances) "
+                    "VALUES (:gpu_id, '1g.10gb', 1, 1, 10, 7)"
+                ),
+                {"gpu_id": gpu_id},
+            )
+        command.upgrade(config, "head")
+        with engine.begin() as connection:
+            row = connection.execute(
+                text("SELECT hourly_price_usd, price_date, prices_power_w, prices_source FROM gpus WHERE id = :g"),
+                {"g": gpu_id},
+            ).one()
+            assert tuple(row) == (2.5, "2026-01", None, None)
+            assert (
+                connection.execute(text("SELECT count(*) FROM mig_profiles WHERE gpu_id = :g"), {"g": gpu_id}).scalar()
+                == 1
+            )
+        assert {
+            "ck_gpus_memory_visible_gib_positive",
+            "ck_gpus_prices_spot_usd_per_hour_nonneg",
+            "ck_gpus_prices_spot_interruptions_per_hour_below_1",
+            "ck_gpus_prices_idle_power_w_at_most_power_w",
+        } <= _check_constraints(db_url, "gpus")
+    finally:
+        with engine.begin() as connection:
+            connection.execute(text("DELETE FROM gpus WHERE slug = 'old-card'"))
+        engine.dispose()
+        command.upgrade(config, "head")
+    command.check(config)
+
+
 def test_check_notices_a_schema_that_drifted_from_the_models(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'drift.sqlite3'}"
     config = alembic_config(url)

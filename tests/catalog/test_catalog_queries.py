@@ -147,6 +147,26 @@ def test_check_constraints_refuse_nonsense(seeded: Session, column: str, value: 
     seeded.rollback()
 
 
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("hourly_price_usd", -1.0),
+        ("prices_spot_usd_per_hour", -0.5),
+        ("prices_purchase_usd", -1.0),
+        ("prices_power_w", -700.0),
+        ("prices_spot_interruptions_per_hour", 1.0),
+        ("prices_idle_power_w", 800.0),  # above the card's 700 W
+    ],
+)
+def test_gpu_price_checks_refuse_nonsense(seeded: Session, column: str, value: float) -> None:
+    gpu = Gpu(slug="bad-price", name="bad", vendor="nvidia", gpus_per_node=8, source="test", prices_power_w=700.0)
+    setattr(gpu, column, value)
+    seeded.add(gpu)
+    with pytest.raises(IntegrityError):
+        seeded.flush()
+    seeded.rollback()
+
+
 def test_editing_mig_profiles_bumps_the_gpu_version(seeded: Session) -> None:
     # The profiles are part of the GPU's document: an ETag must change with them.
     h100 = get_gpu(seeded, "h100-sxm")

@@ -43,6 +43,9 @@ def test_fixture_files_load_with_every_optional_field_filled() -> None:
     l4 = next(g for g in data["gpus"] if g["slug"] == "l4")
     assert l4["peak_tflops"]["fp4"] is None
     assert l4["interconnect"] == {"kind": "pcie4", "bandwidth_gb_per_s": 32, "latency_us": 20}
+    h100 = next(g for g in data["gpus"] if g["slug"] == "h100-sxm")
+    assert h100["prices"]["spot_interruptions_per_hour"] == 0.05 and h100["prices"]["idle_power_w"] == 80
+    assert l4["prices"]["power_w"] is None  # no prices block: every figure unknown
 
 
 def test_seeding_an_empty_catalog_inserts_every_entry(session: Session) -> None:
@@ -164,6 +167,42 @@ def test_unknown_facts_are_stored_as_null(seeded: Session) -> None:
             'price_date: "2026-11"',
             'price_date: "Nov 2026"',
             "gpus.yaml: 'h100-sxm': field 'price_date': expected YYYY-MM",
+        ),
+        (
+            "gpus.yaml",
+            "spot_usd_per_hour: 1.5",
+            "spot_usd_per_hour: -1.5",
+            "gpus.yaml: 'h100-sxm': field 'prices.spot_usd_per_hour': must be >= 0",
+        ),
+        (
+            "gpus.yaml",
+            "spot_interruptions_per_hour: 0.05",
+            "spot_interruptions_per_hour: 1",
+            "gpus.yaml: 'h100-sxm': field 'prices.spot_interruptions_per_hour': must be below 1",
+        ),
+        (
+            "gpus.yaml",
+            "idle_power_w: 80",
+            "idle_power_w: 800",
+            "gpus.yaml: 'h100-sxm': field 'prices.idle_power_w': 800.0 is more than power_w (700.0)",
+        ),
+        (
+            "gpus.yaml",
+            "      source: fixture (a provider's page, 2026-11)\n",
+            "",
+            "gpus.yaml: 'h100-sxm': field 'prices.source': required",
+        ),
+        (
+            "gpus.yaml",
+            '    hourly_price_usd: 3.0\n    price_date: "2026-11"\n',
+            "",
+            "gpus.yaml: 'h100-sxm': field 'price_date': required with a price",
+        ),
+        (
+            "gpus.yaml",
+            "purchase_usd: 27500",
+            "rebate_usd: 27500",
+            "gpus.yaml: 'h100-sxm' prices: field 'rebate_usd': unknown field",
         ),
         (
             "gpus.yaml",

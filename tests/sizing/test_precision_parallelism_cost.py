@@ -1,9 +1,11 @@
 """Precision policy, tensor-parallel sizes, MIG slices, cost."""
 
+from dataclasses import replace
+
 import pytest
 
 from app.sizing import cost, parallelism, precision
-from app.sizing.specs import ModelSpec
+from app.sizing.specs import GpuPrices, ModelSpec
 
 from .specs import A100_80, B200, H100_SXM, LLAMA_31_8B, UNKNOWN_NATIVES
 
@@ -92,6 +94,29 @@ def test_a_seventh_of_an_h100_has_its_memory_a_seventh_of_compute_an_eighth_of_b
 def test_a_slice_costs_the_card_over_the_slices_one_card_holds():
     one_g_20 = H100_SXM.mig_profiles[1]  # a seventh of the SMs but a quarter of the memory: 4 per card
     assert parallelism.mig_target(H100_SXM, one_g_20).hourly_price_usd == pytest.approx(3.0 / 4)
+
+
+def test_a_slice_takes_the_cards_prices_and_power_over_the_slices_one_card_holds():
+    card = replace(
+        H100_SXM,
+        prices=GpuPrices(
+            reserved_1y_usd_per_hour=2.16,
+            spot_usd_per_hour=1.5,
+            spot_interruptions_per_hour=0.05,
+            purchase_usd=28_000,
+            power_w=700,
+            idle_power_w=70,
+        ),
+    )
+    one_g_20 = next(p for p in card.mig_profiles if p.name == "1g.20gb")  # 4 to a card
+    sliced = parallelism.mig_target(card, one_g_20).prices
+    assert sliced.reserved_1y_usd_per_hour == pytest.approx(2.16 / 4)
+    assert sliced.spot_usd_per_hour == pytest.approx(1.5 / 4)
+    assert sliced.purchase_usd == pytest.approx(7_000)
+    assert (sliced.power_w, sliced.idle_power_w) == (pytest.approx(175), pytest.approx(17.5))
+    # A slice is taken back with its card: the same chance per hour, and an unknown stays unknown.
+    assert sliced.spot_interruptions_per_hour == 0.05
+    assert sliced.reserved_3y_usd_per_hour is None
 
 
 @pytest.mark.parametrize(("tokens_per_s", "usd"), [(750, 0.93), (3000, 0.23)])
