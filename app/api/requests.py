@@ -13,8 +13,9 @@ from .schemas import load
 
 # Query parameters that are ours but not the schema's (representation, not input).
 RESERVED = frozenset({"format"})
-# Inline objects can be spelled as dotted query parameters: gpu.memory_gb=80.
-INLINE_PREFIXES = ("model.", "gpu.")
+# Inline objects can be spelled as dotted query parameters (gpu.memory_gb=80,
+# prices.spot_usd_per_hour=1.2), where the endpoint takes that object.
+INLINE_PREFIXES = ("model.", "gpu.", "prices.", "ownership.")
 # The deepest a request may nest: a JSON body's objects and arrays (a fleet forecast is 3 deep,
 # an inline GPU's MIG profiles 4), a dotted query name's levels (gpu.peak_tflops.bf16 is 3).
 MAX_JSON_DEPTH = 32
@@ -93,7 +94,7 @@ def check_unknown(known: set[str] | frozenset[str], *, dotted: bool = False) -> 
         if key not in known
         and key not in RESERVED
         and not ignored_parameter(key)
-        and not (dotted and key.startswith(INLINE_PREFIXES))
+        and not (dotted and key.startswith(INLINE_PREFIXES) and key.partition(".")[0] in known)
     )
     if unknown:
         raise ApiError(

@@ -25,8 +25,10 @@ from marshmallow import (
 from app.catalog.models import PRICE_DATE_PATTERN
 from app.planning.requests import (
     CostRequest,
+    Finance,
     FleetRequest,
     LatencyRequest,
+    OwnershipInputs,
     PlanRequest,
     RooflineRequest,
     Simulation,
@@ -40,6 +42,15 @@ from app.sizing.memory import COMPONENTS
 from app.sizing.mix import SHARE_TOLERANCE, LengthBucket
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
+from app.sizing.procurement import (
+    FLAT_HORIZON_MONTHS,
+    FLAT_PERIOD_MONTHS,
+    ON_DEMAND,
+    OPTIMIZE,
+    PERIOD_MONTHS,
+    PRICING_MODES,
+    TERM_MONTHS,
+)
 from app.sizing.simulate import DEFAULT_REQUESTS, MAX_REQUESTS
 from app.sizing.specs import (
     ATTENTION_KINDS,
@@ -725,7 +736,120 @@ class TopologySchema(Schema):
                 raise ValidationError({name: [why]})
 
 
-class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySchema, MixSchema):
+MAX_HORIZON_MONTHS = MAX_FORECAST_PERIODS * 12
+COMMITMENT_CHOICES = (*TERM_MONTHS, "none")
+
+
+class OwnershipSchema(Schema):
+    """Owning the fleet instead of renting it: how long the purchase is written off over, and
+    what running it costs."""
+
+    class Meta:
+        unknown = RAISE
+
+    amortization_months = Integer(required=True, validate=count(1, 600))
+    # The facility's overhead on the GPUs' power (1 = none); the same as the request's pue.
+    pue = fields.Float(allow_none=True, validate=validate.Range(min=1, max=5))
+    electricity_usd_per_kwh = fields.Float(required=True, validate=validate.Range(min=0, max=100))
+    hosting_usd_per_kw_month = fields.Float(required=True, validate=validate.Range(min=0, max=1e5))
+
+
+class FinanceSchema(Schema):
+    """How the fleet is paid for and what it draws: pricing=optimize's commitments and spot,
+    price overrides, owning, energy and a hosted API's prices (app/planning/finance.py)."""
+
+    pricing = fields.String(load_default=ON_DEMAND, validate=validate.OneOf(PRICING_MODES))
+    commitments = CommaList(
+        fields.String(validate=validate.OneOf(COMMITMENT_CHOICES)),
+        allow_none=True,
+        validate=validate.Length(min=1, max=len(COMMITMENT_CHOICES)),
+    )
+    spot = fields.Boolean(allow_none=True)
+    period_months = Integer(allow_none=True, validate=validate.OneOf(PERIOD_MONTHS))
+    horizon_months = Integer(allow_none=True, validate=count(1, MAX_HORIZON_MONTHS))
+    prices = fields.Nested(PriceFiguresSchema, allow_none=True)
+    pue = fields.Float(allow_none=True, validate=validate.Range(min=1, max=5))
+    ownership = fields.Nested(OwnershipSchema, allow_none=True)
+    grid_g_co2_per_kwh = fields.Float(allow_none=True, validate=validate.Range(min=0, max=5_000))
+    api_price_per_million_input_tokens_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e4))
+    api_price_per_million_output_tokens_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e4))
+
+    @validates_schema
+    def _finance(self, data: dict[str, Any], **_: Any) -> None:
+        errors: dict[str, list[str]] = {}
+        optimize = data.get("pricing") == OPTIMIZE
+        for name in ("commitments", "spot", "period_months", "horizon_months"):
+            if data.get(name) is not None and not optimize:
+                errors[name] = ["needs pricing=optimize"]
+        prices = data.get("prices") or {}
+        given = data.get("price_per_gpu_hour_usd")
+        on_demand = prices.get("on_demand_usd_per_hour")
+        if given is not None and on_demand is not None and given != on_demand:
+            message = "price_per_gpu_hour_usd is prices.on_demand_usd_per_hour: give one, or the same value"
+            errors["price_per_gpu_hour_usd"] = errors["prices.on_demand_usd_per_hour"] = [message]
+        owned_pue = (data.get("ownership") or {}).get("pue")
+        if owned_pue is not None and data.get("pue") is not None and owned_pue != data["pue"]:
+            errors["ownership.pue"] = errors["pue"] = ["pue and ownership.pue are one figure: give one, or the same"]
+        pair = ("api_price_per_million_input_tokens_usd", "api_price_per_million_output_tokens_usd")
+        for name, other in (pair, pair[::-1]):
+            if data.get(name) is not None and data.get(other) is None:
+                errors[other] = [f"required with {name}: a hosted API prices both"]
+        if optimize:
+            errors.update(_horizon_errors(data))
+        pools = "mix" if data.get("mix") else "topology" if data.get("topology") == DISAGGREGATED else None
+        for name in ("ownership", "api_price_per_million_input_tokens_usd"):
+            if data.get(name) is not None and pools is not None:
+                errors[name] = [f"not offered with {pools} yet: it plans one kind of replica"]
+        if optimize and pools is not None:
+            errors["pricing"] = [f"optimize is not offered with {pools} yet: it plans one kind of replica"]
+        if errors:
+            raise ValidationError(errors)
+
+    @staticmethod
+    def finance(data: dict[str, Any]) -> Finance:
+        owned = data.get("ownership")
+        terms = data.get("commitments")
+        return Finance(
+            pricing=data["pricing"],
+            commitments=None if terms is None else tuple(t for t in dict.fromkeys(terms) if t != "none"),
+            spot=data.get("spot"),
+            period_months=data.get("period_months"),
+            horizon_months=data.get("horizon_months"),
+            prices=PriceFiguresSchema.spec(data.get("prices") or {}),
+            pue=data.get("pue") or (owned or {}).get("pue") or 1.0,
+            ownership=None
+            if owned is None
+            else OwnershipInputs(
+                owned["amortization_months"], owned["electricity_usd_per_kwh"], owned["hosting_usd_per_kw_month"]
+            ),
+            grid_g_co2_per_kwh=data.get("grid_g_co2_per_kwh"),
+            api_usd_per_million_input=data.get("api_price_per_million_input_tokens_usd"),
+            api_usd_per_million_output=data.get("api_price_per_million_output_tokens_usd"),
+        )
+
+
+def _horizon_errors(data: dict[str, Any]) -> dict[str, list[str]]:
+    """pricing=optimize's horizon: the forecast's length, or horizon_months of flat traffic,
+    a whole number of periods; no commitment asked for longer than it."""
+    forecast = data.get("forecast") or ()
+    months = data.get("period_months") or (1 if forecast else FLAT_PERIOD_MONTHS)
+    if forecast and data.get("horizon_months") is not None:
+        return {"horizon_months": ["a forecast's length is the horizon: give one or the other"]}
+    horizon = len(forecast) * months if forecast else data.get("horizon_months") or FLAT_HORIZON_MONTHS
+    if horizon % months:
+        return {"horizon_months": [f"must be a whole number of period_months ({months})"]}
+    terms = data.get("commitments") or ()
+    if "none" in terms and len(set(terms)) > 1:
+        return {"commitments": ["none means no commitment: not with a term"]}
+    longer = [t for t in terms if t in TERM_MONTHS and TERM_MONTHS[t] > horizon]
+    if longer:
+        term = longer[0]
+        message = f"a {term} commitment ({TERM_MONTHS[term]} months) is longer than the {horizon}-month horizon"
+        return {"commitments": [message]}
+    return {}
+
+
+class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySchema, MixSchema, FinanceSchema):
     """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
@@ -768,11 +892,13 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySc
         )
         choices = tuple(dict.fromkeys(data.get("weight_precision") or ()))
         single = choices[0] if len(choices) == 1 else None
+        # prices.on_demand_usd_per_hour is price_per_gpu_hour_usd by its catalog name.
+        on_demand = (data.get("prices") or {}).get("on_demand_usd_per_hour", data.get("price_per_gpu_hour_usd"))
         return FleetRequest(
             model=data["model"],
             gpu=data.get("gpu"),
             engine=data["engine"],
-            inputs=self.inputs({**data, "weight_precision": single}),
+            inputs=self.inputs({**data, "weight_precision": single, "price_per_gpu_hour_usd": on_demand}),
             weight_precisions=choices if len(choices) > 1 else (),
             traffic=FleetInputs(
                 *_sized_traffic(data, periods),
@@ -796,6 +922,7 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySc
             gpus=_gpu_choices(data.get("gpus")),
             mix=data["mix"],
             length_buckets=_buckets(data.get("length_buckets")),
+            finance=self.finance(data),
         )
 
 

@@ -23,7 +23,7 @@ from marshmallow import RAISE, Schema, fields, validate
 from app.api import catalog_schemas
 from app.api.schemas import PeakSchema
 from app.catalog import models as tables
-from app.sizing import disaggregated, fleet
+from app.sizing import disaggregated, fleet, procurement
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
@@ -413,6 +413,8 @@ class FleetPool(_sized(required=True)):  # type: ignore[misc]
     vllm_command = fields.String(required=True)
     options = fields.List(fields.Nested("FleetOption"), required=True)
     options_total = fields.Integer(required=True)
+    energy_kwh_per_month = fields.Float(required=True, allow_none=True)
+    energy = fields.Nested("FleetEnergy", required=True, allow_none=True)
 
 
 class FleetKvTransfer(Schema):
@@ -480,6 +482,8 @@ class MixPool(MixSingleKind):
     utilization_peak = fields.Float(required=True)
     vllm_command = fields.String(required=True, allow_none=True)
     buckets = fields.List(fields.Nested("MixPoolBucket"), required=True)
+    energy_kwh_per_month = fields.Float(required=True, allow_none=True)
+    energy = fields.Nested("FleetEnergy", required=True, allow_none=True)
 
 
 class MixPeriod(Schema):
@@ -508,7 +512,109 @@ class FleetMix(Schema):
     periods = fields.List(fields.Nested("MixPeriod"))
 
 
-class FleetPeriod(_sized(required=True)):  # type: ignore[misc]
+class FleetPrices(Schema):
+    on_demand_usd_per_hour = fields.Float(required=True, allow_none=True)
+    reserved_1y_usd_per_hour = fields.Float(required=True, allow_none=True)
+    reserved_3y_usd_per_hour = fields.Float(required=True, allow_none=True)
+    spot_usd_per_hour = fields.Float(required=True, allow_none=True)
+    spot_interruptions_per_hour = fields.Float(required=True, allow_none=True)
+    purchase_usd = fields.Float(required=True, allow_none=True)
+    power_w = fields.Float(required=True, allow_none=True)
+    idle_power_w = fields.Float(required=True, allow_none=True)
+
+
+class FleetEnergy(Schema):
+    gpus = fields.Integer(required=True)
+    utilization = fields.Float(required=True)
+    power_per_gpu_w = fields.Float(required=True)
+    pue = fields.Float(required=True)
+    power_kw = fields.Float(required=True)
+    hours_per_month = fields.Float(required=True)
+
+
+class OwnershipMonth(Schema):
+    month = fields.Integer(required=True)
+    owned_usd = fields.Float(required=True)
+    rented_usd = fields.Float(required=True, allow_none=True)
+
+
+class FleetOwnership(Schema):
+    gpus = fields.Integer(required=True)
+    purchase_usd = fields.Float(required=True)
+    amortization_months = fields.Integer(required=True)
+    electricity_usd_per_kwh = fields.Float(required=True)
+    hosting_usd_per_kw_month = fields.Float(required=True)
+    amortization_usd_per_month = fields.Float(required=True)
+    electricity_usd_per_month = fields.Float(required=True)
+    hosting_usd_per_month = fields.Float(required=True)
+    owned_monthly_cost_usd = fields.Float(required=True)
+    rented_monthly_cost_usd = fields.Float(required=True, allow_none=True)
+    break_even_months = fields.Float(required=True, allow_none=True)
+    why = fields.String(required=True)
+    months = fields.List(fields.Nested("OwnershipMonth"), required=True)
+
+
+class ProcurementRates(Schema):
+    on_demand_usd_per_hour = fields.Float(required=True)
+    committed_usd_per_hour = fields.Dict(keys=fields.String(), values=fields.Float(), required=True)
+    spot_usd_per_hour = fields.Float(required=True, allow_none=True)
+    spot_share = fields.Float(required=True, allow_none=True)
+
+
+class ProcurementCommitment(Schema):
+    term = fields.String(required=True, validate=validate.OneOf(tuple(procurement.TERM_MONTHS)))
+    first_period = fields.String(required=True)
+    last_period = fields.String(required=True)
+    gpus = fields.Integer(required=True)
+    usd_per_hour = fields.Float(required=True)
+    months = fields.Integer(required=True)
+    cost_usd = fields.Float(required=True)
+
+
+class ProcurementPeriod(Schema):
+    period = fields.String(required=True)
+    hours = fields.Float(required=True)
+    gpus_needed = fields.Integer(required=True)
+    gpus_protected = fields.Integer(required=True)
+    committed_gpus = fields.Integer(required=True)
+    committed_gpus_by_term = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    on_demand_gpus = fields.Integer(required=True)
+    spot_gpus = fields.Integer(required=True)
+    committed_cost_usd = fields.Float(required=True)
+    on_demand_cost_usd = fields.Float(required=True)
+    spot_cost_usd = fields.Float(required=True)
+    cost_usd = fields.Float(required=True)
+    monthly_cost_usd = fields.Float(required=True)
+    on_demand_only_cost_usd = fields.Float(required=True)
+
+
+class FleetProcurement(Schema):
+    horizon_months = fields.Integer(required=True)
+    period_months = fields.Integer(required=True)
+    rates = fields.Nested("ProcurementRates", required=True)
+    commitment = fields.List(fields.Nested("ProcurementCommitment"), required=True)
+    committed_gpus = fields.Integer(required=True)
+    periods = fields.List(fields.Nested("ProcurementPeriod"), required=True)
+    cost_usd = fields.Float(required=True)
+    on_demand_cost_usd = fields.Float(required=True)
+    savings_usd = fields.Float(required=True)
+    monthly_cost_usd = fields.Float(required=True)
+    on_demand_monthly_cost_usd = fields.Float(required=True)
+    solver_status = fields.String(required=True)
+    solve_ms = fields.Float(required=True)
+    why = fields.List(fields.String(), required=True)
+
+
+class _EnergyFigures(Schema):
+    """What a fleet (or one forecast period of it) draws, and its CO2e with a grid intensity."""
+
+    energy_kwh_per_month = fields.Float(allow_none=True)
+    energy_wh_per_million_tokens = fields.Float(allow_none=True)
+    co2e_kg_per_month = fields.Float(allow_none=True)
+    hosted_api_monthly_cost_usd = fields.Float(allow_none=True)
+
+
+class FleetPeriod(_sized(required=True), _EnergyFigures):  # type: ignore[misc]
     period = fields.String(required=True)
     requests_per_day = fields.Float(required=True)
     peak_to_average = fields.Float(required=True)
@@ -518,9 +624,14 @@ class FleetPeriod(_sized(required=True)):  # type: ignore[misc]
     max_replicas = fields.Integer(required=True)
     prefill_gpus_total = fields.Integer()
     decode_gpus_total = fields.Integer()
+    committed_gpus = fields.Integer()
+    on_demand_gpus = fields.Integer()
+    spot_gpus = fields.Integer()
+    procured_cost_usd = fields.Float()
+    procured_monthly_cost_usd = fields.Float()
 
 
-class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[misc]
+class FleetResponse(_sized(required=False), _EngineFigures, _EnergyFigures):  # type: ignore[misc]
     model = fields.String(required=True)
     gpu = fields.String()
     mig_profile = fields.String(allow_none=True)
@@ -562,6 +673,14 @@ class FleetResponse(_sized(required=False), _EngineFigures):  # type: ignore[mis
     mix = fields.Nested("FleetMix")
     uncertainty = fields.Nested("FleetUncertainty", allow_none=True)
     uncertainty_basis = fields.String()
+    pricing = fields.String(validate=validate.OneOf(procurement.PRICING_MODES))
+    prices = fields.Nested("FleetPrices")
+    energy = fields.Nested("FleetEnergy", allow_none=True)
+    energy_basis = fields.String()
+    break_even_requests_per_day = fields.Float(allow_none=True)
+    hosted_api_comparison = fields.String(allow_none=True)
+    ownership = fields.Nested("FleetOwnership", allow_none=True)
+    procurement = fields.Nested("FleetProcurement", allow_none=True)
 
 
 # --- catalog entries: the write documents as GET answers them -------------------------------
@@ -831,6 +950,14 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FleetAggregated,
     FleetMix,
     FleetUncertainty,
+    FleetPrices,
+    FleetEnergy,
+    FleetOwnership,
+    OwnershipMonth,
+    FleetProcurement,
+    ProcurementRates,
+    ProcurementCommitment,
+    ProcurementPeriod,
     MixBucket,
     MixPool,
     MixPoolBucket,

@@ -698,6 +698,110 @@ FIELDS: dict[str, str] = {
     "zones": (
         "Availability zones, count: with Z > 1 each zone holds enough replicas to carry the peak with one zone lost."
     ),
+    # Paying for a fleet and what it draws (app/planning/finance.py).
+    "pricing": (
+        "How the fleet is paid for: `on_demand` (every GPU rented on demand, the answer's monthly_cost_usd) or "
+        "`optimize` (committed, on-demand and spot GPUs chosen by an integer program: `procurement`)."
+    ),
+    "commitments": (
+        "pricing=optimize: the commitment terms it may use (`1y`, `3y`; `none`: no commitment); default every term "
+        "the GPU has a rate for that fits the horizon. A term longer than the horizon, or without its rate, is a 422."
+    ),
+    "spot": (
+        "pricing=optimize: whether load above the protected N+1 may ride on spot GPUs; default when the GPU has a "
+        "spot price and an interruption rate (true without them is a 422)."
+    ),
+    "period_months": (
+        "pricing=optimize: months one forecast period lasts (1, 2, 3, 4, 6 or 12); default 1 with a forecast, 12 for "
+        "a flat traffic."
+    ),
+    "horizon_months": (
+        "pricing=optimize without a forecast: months the flat traffic is planned over (default 36), a whole number of "
+        "periods; with a forecast its length is the horizon."
+    ),
+    "pue": (
+        "Power usage effectiveness: the facility's power over the GPUs', at least 1 (default 1, the GPUs alone); the "
+        "same as ownership.pue."
+    ),
+    "ownership": "Owning the fleet instead of renting it: answers `ownership` (monthly cost, break-even month).",
+    "grid_g_co2_per_kwh": "Carbon intensity of the grid, gCO2e per kWh: answers co2e_kg_per_month.",
+    "api_price_per_million_input_tokens_usd": (
+        "A hosted per-token API's price of prompt tokens, USD per million (with the output price): answers "
+        "hosted_api_monthly_cost_usd and break_even_requests_per_day."
+    ),
+    "api_price_per_million_output_tokens_usd": (
+        "A hosted per-token API's price of output tokens, USD per million (with the input price)."
+    ),
+    "amortization_months": "Months the purchase is written off over (and the owned-versus-rented line runs at least).",
+    "electricity_usd_per_kwh": "Price of electricity, USD per kWh.",
+    "hosting_usd_per_kw_month": (
+        "Rack space, cooling and operations, USD per kW of board power per month (charged on power_w × GPUs)."
+    ),
+    "energy_kwh_per_month": (
+        "Energy the fleet draws in a month, kWh: GPUs × (idle + (board − idle) × utilization) / 1000 × "
+        "hours_per_month × PUE; null without the GPU's power figures (energy_basis says which)."
+    ),
+    "energy_wh_per_million_tokens": (
+        "energy_kwh_per_month over the output tokens the fleet serves in the month, Wh per million tokens; null "
+        "without the power figures or without traffic."
+    ),
+    "co2e_kg_per_month": "energy_kwh_per_month × grid_g_co2_per_kwh / 1000, kg CO2e; null without a grid intensity.",
+    "hosted_api_monthly_cost_usd": (
+        "The same traffic on the hosted API for a month: requests × (prompt tokens × input price + output tokens × "
+        "output price) / 10^6, USD; null without the API's prices."
+    ),
+    "break_even_requests_per_day": (
+        "Average traffic from which self-hosting on this replica (on demand, at the request's peak ratio, spares and "
+        "zones) stays cheaper than the hosted API, requests/day; null when the API is cheaper at any traffic."
+    ),
+    "hosted_api_comparison": (
+        "Which costs less at this traffic and by how much, and from what traffic self-hosting wins."
+    ),
+    "energy": "How the energy figures were made: the fleet's GPUs, their utilization and power, the PUE.",
+    "energy_basis": "The power model, or which power figure the GPU lacks (then the energy figures are null).",
+    "procurement": (
+        "pricing=optimize: the fleet's GPUs committed, on demand and on spot over the horizon, what each part costs "
+        "against renting all on demand, and why."
+    ),
+    "committed_gpus": "GPUs committed (any term) in this period, count.",
+    "on_demand_gpus": "GPUs rented on demand in this period, count.",
+    "spot_gpus": "GPUs on spot in this period (each counted as 1 − interruption rate of one), count.",
+    "procured_cost_usd": "What the period costs under the procurement split, USD.",
+    "procured_monthly_cost_usd": "procured_cost_usd per month of the period, USD.",
+    "power_per_gpu_w": "Average power of one GPU: idle + (board − idle) × utilization, W.",
+    "power_kw": "The fleet's average facility power, PUE included, kW.",
+    "month": "Months since the purchase.",
+    "owned_usd": "Spent owning by the end of the month: the purchase up front, then electricity and hosting, USD.",
+    "rented_usd": "Spent renting the same fleet on demand by the end of the month, USD; null without a price.",
+    "amortization_usd_per_month": "GPUs × purchase_usd / amortization_months, USD per month.",
+    "electricity_usd_per_month": "energy_kwh_per_month × electricity_usd_per_kwh, USD per month (PUE in the kWh).",
+    "hosting_usd_per_month": "GPUs × power_w / 1000 × hosting_usd_per_kw_month, USD per month.",
+    "owned_monthly_cost_usd": "Amortization + electricity + hosting, USD per month.",
+    "rented_monthly_cost_usd": "The same fleet rented on demand, USD per month (the answer's monthly_cost_usd).",
+    "break_even_months": (
+        "Months after which owning has cost less than renting: purchase / (rent − electricity − hosting); null when "
+        "renting costs no more than running."
+    ),
+    "months": "The owned-versus-rented line, month by month from the purchase.",
+    "committed_usd_per_hour": "Committed rate per term offered, USD per GPU-hour.",
+    "spot_share": "What one spot GPU counts as: 1 − spot_interruptions_per_hour; null without spot.",
+    "term": "The commitment's term: `1y` or `3y`.",
+    "first_period": "The first forecast period it covers.",
+    "last_period": "The last forecast period it covers.",
+    "usd_per_hour": "Its rate, USD per GPU-hour, billed every hour of the term.",
+    "cost_usd": "What it costs over its whole term, USD.",
+    "hours": "Billed hours of the period: period_months × hours_per_month.",
+    "gpus_needed": "GPUs the period's fleet holds (its peak, spares and zones), count.",
+    "gpus_protected": (
+        "Of those, GPUs that must be committed or on demand (never spot): the N+1 of the average load, count."
+    ),
+    "committed_gpus_by_term": "GPUs committed in this period, by term.",
+    "committed_cost_usd": "The committed GPUs' cost in the period, USD.",
+    "on_demand_cost_usd": "The on-demand GPUs' cost in the period, USD.",
+    "spot_cost_usd": "The spot GPUs' cost in the period, USD.",
+    "on_demand_only_cost_usd": "The period with every GPU it needs rented on demand, USD.",
+    "commitment": "The commitments chosen, one per term and window.",
+    "on_demand_monthly_cost_usd": "on_demand_cost_usd per month of the horizon, USD.",
     # A GPU's prices and power (`prices`), per whole card.
     "prices": (
         "The GPU's prices and power per whole card: on-demand, committed and spot rates, the spot interruption "
@@ -718,6 +822,44 @@ FIELDS: dict[str, str] = {
 
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
+    "FleetProcurement": {
+        "rates": "The rates the split was chosen with, per GPU-hour.",
+        "periods": "One row per period of the horizon, in its order.",
+        "committed_gpus": "The most GPUs committed at once over the horizon, count.",
+        "cost_usd": "What the horizon costs under the split, USD (the sum of its periods' cost_usd).",
+        "on_demand_cost_usd": "The horizon with every GPU rented on demand, USD.",
+        "savings_usd": "on_demand_cost_usd − cost_usd, USD.",
+        "monthly_cost_usd": "cost_usd per month of the horizon, USD.",
+        "solver_status": "HiGHS's status: `optimal`, or its message.",
+        "solve_ms": "Time to build and solve the integer program, ms.",
+        "why": "Why the split is what it is: each way's price, what was chosen, the saving.",
+    },
+    "ProcurementPeriod": {
+        "period": "The forecast period (or a flat traffic's months).",
+        "committed_gpus": "GPUs committed (any term) in this period, count.",
+        "monthly_cost_usd": "cost_usd per month of the period, USD.",
+        "cost_usd": "What the period costs under the split: committed + on demand + spot, USD.",
+    },
+    "FleetEnergy": {
+        "gpus": "GPUs the fleet keeps powered (every one it holds: spares idle, MIG cards whole), count.",
+        "utilization": (
+            "Average busy share of the fleet: the average traffic over what all its replicas carry at saturation (at "
+            "their capacity without arrivals), 0 to 1."
+        ),
+        "pue": "The power usage effectiveness applied.",
+        "hours_per_month": "Hours in the month the energy is counted over.",
+    },
+    "FleetOwnership": {
+        "gpus": "GPUs bought: the answer's gpus_total, count.",
+        "purchase_usd": "GPUs × the card's purchase_usd, USD, paid at month 0.",
+        "amortization_months": "Months the purchase is written off over.",
+        "electricity_usd_per_kwh": "The electricity price used, USD per kWh.",
+        "hosting_usd_per_kw_month": "The hosting price used, USD per kW of board power per month.",
+        "why": "What pays the purchase back, and when (or why it never does).",
+    },
+    "Ownership": {
+        "pue": "Power usage effectiveness, at least 1: the request's pue by its other name (give one, or the same).",
+    },
     "Prices": {
         "source": "Where the figures come from (provider, page, date; datasheet), text.",
         "price_date": "Month the prices refer to, YYYY-MM.",
@@ -1195,6 +1337,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "e2e_ms": "End-to-end latency at that rate, ms.",
     },
     "FleetRequest": {
+        "prices": (
+            "Prices and power of the GPU per whole card, each replacing the catalog's (GET: dotted, "
+            "`prices.spot_interruptions_per_hour=0.05`); on_demand_usd_per_hour is price_per_gpu_hour_usd."
+        ),
         "gpus": (
             "The GPUs (catalog slugs; their MIG profiles come with them) a ranking, a disaggregated plan's pools "
             "or a mix may choose from; `any` or absent: the whole catalog. Not with `gpu`."
@@ -1229,6 +1375,9 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "FleetResponse": {
+        "prices": (
+            "The prices and power the answer is computed with, per whole card: the request's, else the catalog's."
+        ),
         "uncertainty": (
             "The fleet's range (FleetUncertainty): a replica's capacity scaled to the 10th and 90th percentile of "
             "measured over predicted throughput on the engine's training rows (or ± a calibration's error), each "
@@ -1569,6 +1718,22 @@ SCHEMAS: dict[str, str] = {
     "CalibrationResidual": "A measured figure against what the calibrated model predicts for it.",
     "CalibrationSummary": "A stored calibration, as a list shows it.",
     "CatalogInterconnect": "The GPU-to-GPU link as written to the catalog.",
+    "FleetEnergy": "What the fleet draws: its GPUs, their average utilization and power, the PUE.",
+    "FleetOwnership": (
+        "Owning the fleet: the purchase written off over amortization_months plus electricity and hosting, against "
+        "renting it on demand, and the month owning breaks even."
+    ),
+    "FleetPrices": "The prices and power a fleet answer is computed with, per whole card; null where not known.",
+    "FleetProcurement": (
+        "pricing=optimize: the cheapest split of the forecast's GPUs into committed (renewed each term from the "
+        "horizon's start), on-demand and spot ones, with every period's N+1 of its average load on capacity that "
+        "cannot be taken away and spot counted as 1 − its interruption rate; solved by HiGHS."
+    ),
+    "OwnershipMonth": "One month of the owned-versus-rented line: what each has cost so far.",
+    "Ownership": "Owning the fleet: how long its purchase is written off over and what running it costs.",
+    "ProcurementCommitment": "GPUs committed for one term, over the periods it covers.",
+    "ProcurementPeriod": "One period of the horizon: its GPUs by how they are paid for, and what each part costs.",
+    "ProcurementRates": "The rates a procurement split was chosen with.",
     "CatalogPrices": (
         "A GPU's prices and power as written to the catalog, per whole card; each null when not known. "
         "on_demand_usd_per_hour and price_date are the GPU's hourly_price_usd and price_date (give either name, or "

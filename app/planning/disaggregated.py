@@ -8,6 +8,7 @@ from typing import Any
 from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, cheaper, plan_disaggregated
 from app.sizing.fleet_plan import FleetInputs, FleetPlan, Option, Period, forecast
 
+from . import finance
 from .calibration import apply, basis, ranking_note
 from .context import Context
 from .fleet import (
@@ -85,6 +86,10 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         *(ranking_note(context, request.model) if request.gpu is None else []),
     ]
     pools = (("prefill", plan.prefill), ("decode", plan.decode))
+    energy, per_pool = finance.pools_energy(sized, request)
+    body.update(energy)
+    for name, part in zip((n for n, p in pools if p is not None), per_pool, strict=True):
+        body[f"{name}_pool"].update(part)
     rows = [{"pool": name, **size_body(p)} for name, p in pools if p is not None]
     if request.forecast and plan.prefill is not None and plan.decode is not None:
         rows = _periods(plan, request)
@@ -153,7 +158,10 @@ def _periods(plan: DisaggregatedPlan, request: FleetRequest) -> list[dict[str, A
     assert plan.prefill is not None and plan.decode is not None
     prefill = forecast(plan.prefill, request.forecast, request.traffic)
     decode = forecast(plan.decode, request.forecast, request.traffic)
-    return [_period_row(period, p, d) for (period, p), (_, d) in zip(prefill, decode, strict=True)]
+    return [
+        {**_period_row(period, p, d), **finance.pools_energy([p, d], request)[0]}
+        for (period, p), (_, d) in zip(prefill, decode, strict=True)
+    ]
 
 
 def _period_row(period: Period, prefill: FleetPlan, decode: FleetPlan) -> dict[str, Any]:

@@ -30,8 +30,10 @@ from app.sizing.fleet_plan import (
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
 
+from . import finance
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
+from .finance import FinanceAnswer
 from .latency import simulated_row, spread_ms
 from .replica import engine_fields, uncertainty_fields, with_engine
 from .requests import FleetRequest, Workload
@@ -314,6 +316,8 @@ class FleetAnswer:
     model_label: str
     # A plan of several pools (mixed or disaggregated): the request field that asked for it.
     pools_from: str | None = None
+    # Its money and energy beyond the on-demand bill (app/planning/finance.py).
+    finance: FinanceAnswer | None = None
 
 
 def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
@@ -362,10 +366,19 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
             body.update(options=rows, options_total=len(options))
         else:
             body.update(alternatives=listed)
-    if request.forecast and chosen is not None:
-        rows = [period_row(p, plan) for p, plan in forecast(chosen, request.forecast, request.traffic)]
+    periods = forecast(chosen, request.forecast, request.traffic) if request.forecast and chosen is not None else []
+    if periods:
+        rows = [period_row(p, plan) for p, plan in periods]
         body.update(periods=rows)
-    return FleetAnswer(body, rows, chosen, model_label)
+    money = None
+    if chosen is not None:
+        money = finance.answer(chosen, periods, request)
+        body.update(money.fields)
+        for row, extra in zip(body.get("periods") or [], money.period_fields, strict=True):
+            row.update(extra)
+        if money.rows is not None:
+            rows = money.rows  # a flat traffic's split, period by period
+    return FleetAnswer(body, rows, chosen, model_label, finance=money)
 
 
 def _dns_name(text: str) -> str:

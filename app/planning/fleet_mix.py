@@ -10,6 +10,7 @@ from app.sizing.fleet import SECONDS_PER_DAY
 from app.sizing.fleet_plan import AGGREGATED, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
 
+from . import finance
 from .calibration import apply, basis, ranking_note
 from .context import Context
 from .fleet import NO_OPTION, FleetAnswer, vllm_command
@@ -34,7 +35,11 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     plan = plan_mix(
         model, gpus, applied.inputs, request.traffic, request.length_buckets, precisions=request.weight_precisions
     )
-    pools = [{**_pool(pool), "vllm_command": _command(plan, pool, model_label)} for pool in plan.pools]
+    energy, per_pool = finance.mix_energy(plan, gpus, request)
+    pools = [
+        {**_pool(pool), "vllm_command": _command(plan, pool, model_label), **part}
+        for pool, part in zip(plan.pools, per_pool, strict=True)
+    ]
     body: dict[str, Any] = {
         "model": model_label,
         "topology": AGGREGATED,
@@ -48,6 +53,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         "calibration": applied.describe(),
         "leaves_out": LEAVES_OUT,
         "warnings": [*context.notes, *(ranking_note(context, request.model) if request.gpus is None else [])],
+        **energy,
     }
     rows = pools
     if request.forecast:

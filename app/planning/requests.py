@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from app.sizing.fleet_plan import AGGREGATED, Arrivals, FleetInputs, Period
 from app.sizing.mix import LengthBucket
 from app.sizing.plan import PlanInputs
-from app.sizing.specs import GpuSpec, ModelSpec
+from app.sizing.procurement import ON_DEMAND
+from app.sizing.specs import GpuPrices, GpuSpec, ModelSpec
 
 ModelRef = str | ModelSpec
 GpuRef = str | GpuSpec
@@ -67,6 +68,37 @@ class Simulation:
 
 
 @dataclass(frozen=True)
+class OwnershipInputs:
+    """Owning the fleet: the months its purchase is written off over, and what running it
+    costs (electricity per kWh, the hall per kW of board power and month)."""
+
+    amortization_months: int
+    electricity_usd_per_kwh: float
+    hosting_usd_per_kw_month: float
+
+
+@dataclass(frozen=True)
+class Finance:
+    """How a fleet is paid for and what it draws, beyond its on-demand price
+    (app/planning/finance.py). Prices are per whole card; None: the catalog's."""
+
+    pricing: str = ON_DEMAND
+    # pricing=optimize: the terms it may commit for (None: each the card has a rate for that
+    # fits the horizon), spot (None: when the card has its price and interruption rate), the
+    # forecast's period length and a flat traffic's horizon, months (None: the defaults).
+    commitments: tuple[str, ...] | None = None
+    spot: bool | None = None
+    period_months: int | None = None
+    horizon_months: int | None = None
+    prices: GpuPrices = field(default_factory=GpuPrices)
+    pue: float = 1.0
+    ownership: OwnershipInputs | None = None
+    grid_g_co2_per_kwh: float | None = None
+    api_usd_per_million_input: float | None = None
+    api_usd_per_million_output: float | None = None
+
+
+@dataclass(frozen=True)
 class FleetRequest:
     """/v1/fleet: the replica's knobs, the traffic and its forecast, and what a generated
     `vllm serve` line and KEDA policy need. No `gpu`: rank every catalog GPU and MIG profile."""
@@ -94,6 +126,7 @@ class FleetRequest:
     # A mixed fleet (app/sizing/mix.py) over `gpus`, on these length buckets (None: from the spread).
     mix: bool = False
     length_buckets: tuple[LengthBucket, ...] | None = None
+    finance: Finance = field(default_factory=Finance)
 
 
 @dataclass(frozen=True)
