@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium spec
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium libreoffice spec
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,7 +70,11 @@ typecheck: install-dev
 chromium:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
-test: install-dev lint typecheck chromium
+# Debian's LibreOffice Calc (headless) recalculates the workbooks of format=xlsx in tests/api/test_workbook.py.
+libreoffice:
+	command -v soffice >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y libreoffice-calc-nogui)
+
+test: install-dev lint typecheck chromium libreoffice
 	$(BIN)/python -m pytest
 
 clean:

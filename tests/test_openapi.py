@@ -522,6 +522,11 @@ def test_readyz_503_is_documented(spec: dict[str, Any], tmp_path: Path) -> None:
         ("/v1/roofline?m=1&k=64&n=64&gpu=l4&format=csv", {}, "text/csv"),
         ("/v1/fleet?model=llama-3.1-8b&requests_per_day=1e5&limit=2&format=csv", {}, "text/csv"),
         ("/v1/fleet?model=llama-3.1-8b&gpu=l4&requests_per_day=1e5&format=keda", {}, "application/yaml"),
+        (
+            "/v1/fleet?model=llama-3.1-8b&gpu=l4&requests_per_day=1e5&format=xlsx",
+            {},
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        ),
         ("/v1/models?format=csv", {}, "text/csv"),
         ("/v1/gpus/l4", {"Accept": "text/csv"}, "text/csv"),
         ("/v1/engines?format=csv", {}, "text/csv"),

@@ -1,4 +1,4 @@
-"""/v1/fleet: parse, plan (app/planning/fleet.py), render as JSON, CSV or a KEDA policy."""
+"""/v1/fleet: parse, plan (app/planning/fleet.py), render as JSON, CSV, a KEDA policy or a workbook."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from flask import Blueprint, Response, current_app, request
 
 from app.planning import fleet as service
 from app.planning import fleets
+from app.planning.requests import FleetRequest
 
+from . import workbook
 from .errors import ApiError
 from .lookup import context
 from .render import respond
@@ -17,6 +19,7 @@ from .schemas import PLANNING_BY_PATH
 bp = Blueprint("fleet", __name__, url_prefix="/v1")
 
 YAML = "application/yaml"
+XLSX_FORMAT = "xlsx"
 
 
 @bp.route("/fleet", methods=["GET", "POST"])
@@ -28,6 +31,8 @@ def fleet() -> Response:
             raise ApiError(422, f"{name} is POST only: {what} has no query form", {name: ["POST only"]})
     fleet_request = parse(PLANNING_BY_PATH["/v1/fleet"].schema)
     answer = fleets.fleet(fleet_request, context())
+    if request.args.get("format", "").lower() == XLSX_FORMAT:
+        return spreadsheet(answer, fleet_request)
     if request.args.get("format", "").lower() == "keda":
         if answer.pools_from is not None:
             message = "a plan of several pools scales each on signals of its own: format=keda is not offered"
@@ -37,3 +42,12 @@ def fleet() -> Response:
         policy = service.keda_scaled_object(answer.chosen, answer.model_label, fleet_request)
         return current_app.response_class(yaml.safe_dump(policy, sort_keys=False), mimetype=YAML)
     return respond(answer.body, rows=answer.rows)
+
+
+def spreadsheet(answer: service.FleetAnswer, fleet_request: FleetRequest) -> Response:
+    """format=xlsx: the plan as a workbook of live formulas over its inputs (app/api/workbook.py)."""
+    if answer.body.get("gpus_total") is None:
+        raise ApiError(422, service.NO_OPTION + ": nothing to put in a workbook", {"gpu": [service.NO_OPTION]})
+    response = current_app.response_class(workbook.workbook(answer, fleet_request), mimetype=workbook.XLSX)
+    response.headers["Content-Disposition"] = 'attachment; filename="fleet.xlsx"'
+    return response

@@ -23,6 +23,8 @@ from .errors import ApiError
 JSON = "application/json"
 CSV = "text/csv"
 FORMATS = {"json": JSON, "csv": CSV}
+# Formats one view renders itself (/v1/fleet: a KEDA policy, a workbook); others refuse them.
+OWN_FORMATS = frozenset({"keda", "xlsx"})
 # What makes Excel, LibreOffice or Google Sheets read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -30,7 +32,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 def wants() -> str:
     """The representation asked for: `?format=` wins over Accept; JSON by default."""
     asked = request.args.get("format")
-    if asked is not None and asked.strip() != "" and asked.lower() != "keda":
+    if asked is not None and asked.strip() != "" and asked.lower() not in OWN_FORMATS:
         if asked.lower() not in FORMATS:
             raise ApiError(422, "format must be json or csv", {"format": ["must be one of: json, csv"]})
         return FORMATS[asked.lower()]

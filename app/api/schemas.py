@@ -838,6 +838,10 @@ def _horizon_errors(data: dict[str, Any]) -> dict[str, list[str]]:
     horizon = len(forecast) * months if forecast else data.get("horizon_months") or FLAT_HORIZON_MONTHS
     if horizon % months:
         return {"horizon_months": [f"must be a whole number of period_months ({months})"]}
+    if horizon // months > MAX_FORECAST_PERIODS:
+        # The integer program grows with the periods: a flat traffic has no more than a forecast.
+        most = MAX_FORECAST_PERIODS * months
+        return {"horizon_months": [f"at most {MAX_FORECAST_PERIODS} periods: {most} months at {months} a period"]}
     terms = data.get("commitments") or ()
     if "none" in terms and len(set(terms)) > 1:
         return {"commitments": ["none means no commitment: not with a term"]}

@@ -415,6 +415,8 @@ class FleetPool(_sized(required=True)):  # type: ignore[misc]
     options_total = fields.Integer(required=True)
     energy_kwh_per_month = fields.Float(required=True, allow_none=True)
     energy = fields.Nested("FleetEnergy", required=True, allow_none=True)
+    fleet_utilization = fields.Float(required=True)
+    prices = fields.Nested("FleetPrices", required=True)
 
 
 class FleetKvTransfer(Schema):
@@ -484,6 +486,8 @@ class MixPool(MixSingleKind):
     buckets = fields.List(fields.Nested("MixPoolBucket"), required=True)
     energy_kwh_per_month = fields.Float(required=True, allow_none=True)
     energy = fields.Nested("FleetEnergy", required=True, allow_none=True)
+    fleet_utilization = fields.Float(required=True)
+    prices = fields.Nested("FleetPrices", required=True)
 
 
 class MixPeriod(Schema):
@@ -612,6 +616,7 @@ class _EnergyFigures(Schema):
     energy_wh_per_million_tokens = fields.Float(allow_none=True)
     co2e_kg_per_month = fields.Float(allow_none=True)
     hosted_api_monthly_cost_usd = fields.Float(allow_none=True)
+    fleet_utilization = fields.Float()
 
 
 class FleetPeriod(_sized(required=True), _EnergyFigures):  # type: ignore[misc]

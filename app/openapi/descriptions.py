@@ -768,6 +768,11 @@ FIELDS: dict[str, str] = {
     "spot_gpus": "GPUs on spot in this period (each counted as 1 − interruption rate of one), count.",
     "procured_cost_usd": "What the period costs under the procurement split, USD.",
     "procured_monthly_cost_usd": "procured_cost_usd per month of the period, USD.",
+    "fleet_utilization": (
+        "Average busy share of the fleet: its average traffic over what all its replicas (spares included) carry "
+        "at saturation (without arrivals, or in a mix's pool: at their capacity at the SLO), 0 to 1; what the "
+        "energy figures take."
+    ),
     "power_per_gpu_w": "Average power of one GPU: idle + (board − idle) × utilization, W.",
     "power_kw": "The fleet's average facility power, PUE included, kW.",
     "month": "Months since the purchase.",

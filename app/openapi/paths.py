@@ -14,6 +14,7 @@ from typing import Any
 from app.api.calibrations import CalibrationListQuery
 from app.api.catalog_schemas import EngineListQuery, GpuListQuery, ModelListQuery
 from app.api.schemas import PLANNING_ENDPOINTS, PlanningEndpoint
+from app.api.workbook import XLSX
 
 CSV_RULES = (
     "UTF-8, a header row, `.` decimals, no thousands separators, booleans `true`/`false`, null as an empty cell."
@@ -152,9 +153,10 @@ PARAMETERS: dict[str, dict[str, Any]] = {
         "name": "format",
         "in": "query",
         "description": "Representation of a 200 answer: `json` (default), `csv` (both case-insensitive; wins over "
-        "the Accept header, and `Accept: text/csv` also selects CSV) or `keda` (exactly so: a KEDA ScaledObject in "
-        "YAML). Errors are always problem+json.",
-        "schema": {"type": "string", "enum": ["json", "csv", "keda"], "default": "json"},
+        "the Accept header, and `Accept: text/csv` also selects CSV), `keda` (exactly so: a KEDA ScaledObject in "
+        "YAML) or `xlsx` (a workbook: the plan's inputs as input cells, its costs and energy as live formulas "
+        "over them). Errors are always problem+json.",
+        "schema": {"type": "string", "enum": ["json", "csv", "keda", "xlsx"], "default": "json"},
     },
     "if_match": {
         "name": "If-Match",
@@ -390,6 +392,14 @@ SCHEMA_EXAMPLES: dict[str, Any] = {
     "InlineModel": INLINE_MODEL,
     "InlineGpu": INLINE_GPU,
 }
+WORKBOOK: dict[str, Any] = {
+    "type": "string",
+    "contentMediaType": XLSX,
+    "description": "With `format=xlsx`: the plan as an Office Open XML workbook (an attachment, fleet.xlsx): an "
+    "Inputs sheet of shaded, named input cells (prices, hours, PUE, electricity, hosting, a hosted API's prices), "
+    "a sheet per pool, one per forecast period table and, with pricing=optimize, the procurement split; every "
+    "cost and energy figure a live formula over the inputs, money rounded to the cent as in the JSON answer.",
+}
 KEDA: dict[str, Any] = {
     "type": "object",
     "description": "With `format=keda`: a KEDA ScaledObject (keda.sh/v1alpha1) whose min/max replicas, cooldown and "
@@ -419,7 +429,7 @@ def format_parameter(endpoint: PlanningEndpoint) -> str:
 
 def _planning(endpoint: PlanningEndpoint) -> tuple[Operation, Operation]:
     summary, description, csv = PLANNING_TEXT[endpoint.label]
-    content = {"application/yaml": {"schema": KEDA}} if endpoint.label == "fleet" else {}
+    content = {"application/yaml": {"schema": KEDA}, XLSX: {"schema": WORKBOOK}} if endpoint.label == "fleet" else {}
     ok = Answer(
         "200",
         "The estimate.",

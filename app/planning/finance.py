@@ -63,10 +63,11 @@ def _with_overrides(card: GpuPrices, overrides: GpuPrices) -> GpuPrices:
 
 def prices_body(plan: FleetPlan, prices: GpuPrices) -> dict[str, Any]:
     """The prices the answer is computed with, per whole card (the request's or the catalog's)."""
-    return {
-        "on_demand_usd_per_hour": plan.price_per_gpu_hour_usd,
-        **{f.name: getattr(prices, f.name) for f in fields(GpuPrices)},
-    }
+    return {"on_demand_usd_per_hour": plan.price_per_gpu_hour_usd, **_figures(prices)}
+
+
+def _figures(prices: GpuPrices) -> dict[str, Any]:
+    return {f.name: getattr(prices, f.name) for f in fields(GpuPrices)}
 
 
 # --------------------------------------------------------------------------- energy
@@ -131,8 +132,13 @@ def pools_energy(plans: Sequence[FleetPlan], request: FleetRequest) -> tuple[dic
         "energy_basis": ENERGY_BASIS if bases <= {ENERGY_BASIS} else "; ".join(sorted(bases - {ENERGY_BASIS})),
     }
     per_pool = [
-        {"energy_kwh_per_month": None if part is None else part.kwh_per_month, "energy": energy_body(part)}
-        for part in drawn
+        {
+            "energy_kwh_per_month": None if part is None else part.kwh_per_month,
+            "energy": energy_body(part),
+            "fleet_utilization": utilization(plan),
+            "prices": prices_body(plan, price),
+        }
+        for plan, price, part in zip(plans, prices, drawn, strict=True)
     ]
     return fields_, per_pool
 
@@ -176,30 +182,33 @@ def mix_energy(
     specs = dict(gpus)
     drawn: list[energy_mod.Energy | None] = []
     bases = set()
+    per_pool = []
     for pool in plan.pools:
         spec = specs[pool.kind.gpu_label]
         prices = _with_overrides(spec.prices, finance.prices)
         bases.add(energy_basis(prices))
         busy = pool.size.load / (1 + traffic.redundancy.headroom) / traffic.peak_to_average
         share = busy / pool.size.replicas_total if pool.size.replicas_total else 0.0
-        if prices.power_w is None or prices.idle_power_w is None:
-            drawn.append(None)
-        else:
-            drawn.append(
-                energy_mod.fleet_energy(
-                    pool.size.gpus, share, prices.power_w, prices.idle_power_w, traffic.hours_per_month, finance.pue
-                )
+        part = None
+        if prices.power_w is not None and prices.idle_power_w is not None:
+            part = energy_mod.fleet_energy(
+                pool.size.gpus, share, prices.power_w, prices.idle_power_w, traffic.hours_per_month, finance.pue
             )
+        drawn.append(part)
+        per_pool.append(
+            {
+                "energy_kwh_per_month": None if part is None else part.kwh_per_month,
+                "energy": energy_body(part),
+                "fleet_utilization": share,
+                "prices": {"on_demand_usd_per_hour": pool.kind.price_per_card_hour_usd, **_figures(prices)},
+            }
+        )
     buckets = plan.problem.buckets
     output = traffic.requests_per_s * math.fsum(b.share * b.output_tokens for b in buckets)
     fields_ = {
         **combined_energy_fields(drawn, output, finance),
         "energy_basis": ENERGY_BASIS if bases <= {ENERGY_BASIS} else "; ".join(sorted(bases - {ENERGY_BASIS})),
     }
-    per_pool = [
-        {"energy_kwh_per_month": None if part is None else part.kwh_per_month, "energy": energy_body(part)}
-        for part in drawn
-    ]
     return fields_, per_pool
 
 
@@ -465,6 +474,7 @@ def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], requ
         "pricing": finance.pricing,
         "prices": prices_body(chosen, prices),
         **energy_fields(chosen, drawn, finance),
+        "fleet_utilization": utilization(chosen),
         "energy": energy_body(drawn),
         "energy_basis": energy_basis(prices),
         **hosted_api_fields(chosen, finance, traffic),
@@ -473,7 +483,10 @@ def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], requ
     }
     period_fields = []
     for _, plan in forecast:
-        row = energy_fields(plan, energy(plan, prices, finance.pue, hours), finance)
+        row = {
+            **energy_fields(plan, energy(plan, prices, finance.pue, hours), finance),
+            "fleet_utilization": utilization(plan),
+        }
         row["hosted_api_monthly_cost_usd"] = hosted_api_fields(plan, finance, traffic)["hosted_api_monthly_cost_usd"]
         period_fields.append(row)
     if finance.pricing != OPTIMIZE:

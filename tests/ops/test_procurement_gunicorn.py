@@ -8,9 +8,11 @@ import csv
 import io
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +20,12 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from app.api.workbook import XLSX
 from bench.server import Server, running_server
+from tests.api.test_workbook import labelled, libreoffice, recalculated, total
 from tests.catalog.conftest import postgres_url_or_skip
+
+__all__ = ["libreoffice"]  # a fixture, used by name
 
 pytestmark = pytest.mark.slow
 TOKEN = "procurement-token-0123456789"
@@ -134,3 +140,30 @@ def test_a_commitment_longer_than_the_horizon_is_422(server: Server) -> None:
     status, headers, text = call(server, "POST", "/v1/fleet", body)
     assert status == 422 and headers["Content-Type"].startswith("application/problem+json")
     assert "longer than the 12-month horizon" in json.loads(text)["errors"]["commitments"][0]
+
+
+def test_the_workbook_gunicorn_serves_reproduces_its_json_to_the_cent(
+    server: Server, libreoffice: Path, tmp_path: Path
+) -> None:
+    """GET ?format=xlsx through gunicorn, recalculated by LibreOffice: the fleet's month and
+    the split's total are the JSON answer's."""
+    query = urllib.parse.urlencode(
+        {
+            **FLEET,
+            "requests_per_day": DAY,
+            "pricing": "optimize",
+            "prices.idle_power_w": 70,
+            "ownership.amortization_months": 36,
+            "ownership.electricity_usd_per_kwh": 0.1,
+            "ownership.hosting_usd_per_kw_month": 150,
+        }
+    )
+    status, _, body = call(server, "GET", f"/v1/fleet?{query}")
+    assert status == 200, body
+    answer = json.loads(body)
+    status, headers, data = call(server, "GET", f"/v1/fleet?{query}&format=xlsx")
+    assert status == 200 and headers["Content-Type"] == XLSX
+    book = recalculated(libreoffice, data, tmp_path)
+    assert labelled(book, "Fleet", "Monthly cost") == answer["monthly_cost_usd"] == 21_900.00
+    assert labelled(book, "Fleet", "Owned monthly cost") == answer["ownership"]["owned_monthly_cost_usd"]
+    assert total(book, "Procurement", "Period cost, USD") == answer["procurement"]["cost_usd"] == 425_736.00
