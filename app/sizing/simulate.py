@@ -34,6 +34,10 @@ Entry points
     figures are those of the finite run (the API should report them null). Requests at most
     MAX_REQUESTS (50,000); a request longer than the KV cache is cut to fit it. About 60 ms
     for 5,000 requests, 0.7 s for 50,000 here (bench/latency.py).
+`burst(steps, traffic, limits, seed=0, requests=1000) -> BurstResult`
+    an offline batch: `requests` requests all queued at t = 0 (a benchmark's infinite
+    request rate), run to the last completion; the makespan, output tokens/s over it, and
+    TTFT and E2E from t = 0. The arrival rate of `traffic` is not used.
 `saturation_rate(steps, traffic, limits, seed=0, requests=2000) -> float`
     λ_sat, requests/s: the throughput with every request queued at once (completions
     between the 20% and 80% marks over the time between them).
@@ -660,6 +664,45 @@ def saturation_rate(
     if hi <= lo or done[hi] <= done[lo]:
         return requests / done[-1]
     return (hi - lo) / (done[hi] - done[lo])
+
+
+@dataclass(frozen=True)
+class BurstResult:
+    """An offline batch of requests queued at once, in seconds from the start: the time to
+    the last completion, what the run produced over it, and each request's TTFT and E2E
+    (its wait for a seat included)."""
+
+    requests: int
+    makespan_s: float
+    prompt_tokens: int
+    output_tokens: int
+    output_tokens_per_s: float
+    ttft_s: Percentiles
+    e2e_s: Percentiles
+    preemptions: int
+    steps: int
+
+
+def burst(steps: StepModel, traffic: Traffic, limits: Limits, *, seed: int = 0, requests: int = 1000) -> BurstResult:
+    """`requests` requests queued at t = 0 and run to the last completion (see the module
+    docstring): the drain of the longest answers at a small batch counts, which is why a
+    burst's throughput sits well below the steady state at the same batch cap."""
+    _check_requests(requests)
+    e = _Engine(steps, traffic, limits, seed, requests, 0, True, True, 0).run()
+    overhead = steps.hw.request_overhead_s
+    makespan = max(e.finished[:requests]) + overhead
+    output = sum(e.output[:requests])
+    return BurstResult(
+        requests=requests,
+        makespan_s=makespan,
+        prompt_tokens=sum(e.prompt[:requests]),
+        output_tokens=output,
+        output_tokens_per_s=output / makespan,
+        ttft_s=summarize([e.first_token[i] + overhead for i in range(requests)]),
+        e2e_s=summarize([e.finished[i] + overhead for i in range(requests)]),
+        preemptions=e.preemptions,
+        steps=e.n_steps,
+    )
 
 
 def simulate(
