@@ -34,10 +34,15 @@ Entry points
     figures are those of the finite run (the API should report them null). Requests at most
     MAX_REQUESTS (50,000); a request longer than the KV cache is cut to fit it. About 60 ms
     for 5,000 requests, 0.7 s for 50,000 here (bench/latency.py).
-`burst(steps, traffic, limits, seed=0, requests=1000) -> BurstResult`
+`burst(steps, traffic, limits, seed=0, requests=1000, max_work=...) -> BurstResult`
     an offline batch: `requests` requests all queued at t = 0 (a benchmark's infinite
     request rate), run to the last completion; the makespan, output tokens/s over it, and
-    TTFT and E2E from t = 0. The arrival rate of `traffic` is not used.
+    TTFT and E2E from t = 0. The arrival rate of `traffic` is not used. Its cost is not
+    the request count alone (a KV cache that thrashes preempts without end; a sliding-window
+    model walks every decode step), so it counts its work (scheduler passes, prefill chunks,
+    preemptions, steps walked one by one: 2 to 6 µs each here) and raises
+    WorkLimitExceeded past `max_work`: before it starts when a lower bound on the work
+    (from the sampled lengths) is already over it, else as soon as the count passes it.
 `saturation_rate(steps, traffic, limits, seed=0, requests=2000) -> float`
     λ_sat, requests/s: the throughput with every request queued at once (completions
     between the 20% and 80% marks over the time between them).
@@ -62,6 +67,7 @@ from .timing import StepModel
 GAMMA = "gamma"
 LOGNORMAL = "lognormal"
 DEFAULT_REQUESTS = 5_000
+DEFAULT_BURST_REQUESTS = 1_000
 MAX_REQUESTS = 50_000
 DEFAULT_WARMUP_FRACTION = 0.1
 CI_BATCHES = 20
@@ -71,6 +77,22 @@ PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 # ITL histogram: log-spaced bins 0.2% wide.
 _ITL_BIN_RATIO = 1.002
 _ITL_LOG_BIN = math.log(_ITL_BIN_RATIO)
+# No limit on a run's work (the rate-driven simulations are bounded by their request counts).
+UNBOUNDED_WORK = 1 << 62
+
+
+class WorkLimitExceeded(ValueError):
+    """A run over its work limit (`max_work` units: scheduler passes, prefill chunks,
+    preemptions and the decode steps of a sliding-window model, walked one by one): refused
+    before it started when `floor` (a lower bound on its work) is over it, else stopped
+    `simulated_s` into the simulated time after `preemptions`."""
+
+    def __init__(self, max_work: int, simulated_s: float, preemptions: int, floor: int | None = None) -> None:
+        super().__init__(f"the simulation takes more than {max_work} units of work")
+        self.max_work = max_work
+        self.simulated_s = simulated_s
+        self.preemptions = preemptions
+        self.floor = floor
 
 
 @dataclass(frozen=True)
@@ -232,6 +254,7 @@ class _Engine:
         at_once: bool,
         walk_stretches: bool,
         extra_arrivals: int,
+        max_work: int = UNBOUNDED_WORK,
     ) -> None:
         if limits.kv_capacity_tokens < 2:
             raise ValueError("the KV cache must hold at least two tokens")
@@ -283,8 +306,12 @@ class _Engine:
         self.next_arrival = 0.0 if at_once else self._gap()
         self.unfinished = requests
         self.preemptions = 0
+        self.cut_requests = 0  # requests whose sampled lengths were cut to fit the KV cache
         self.n_steps = 0
         self.events = 0
+        self.max_work = max_work
+        # Scheduler passes, prefill chunks, preemptions and decode steps walked one by one.
+        self.work = 0
         self.window_lo = math.inf
         self.window_hi = math.inf
         self.busy = 0.0
@@ -295,6 +322,22 @@ class _Engine:
         self.window_steps = 0
         self.window_mixed_steps = 0
         self.window_mixed_s = 0.0
+
+    def queue_all(self) -> None:
+        """Every request arrives now (an offline batch: `at_once`, no extra arrivals)."""
+        while self.n_arrived < self.total_arrivals:
+            self._arrive()
+
+    def work_floor(self) -> int:
+        """A lower bound on the work of running the requests arrived so far to completion:
+        each is admitted at least once; a step carries at most the token budget of prompt
+        and at most `max_num_seqs` decode tokens (the first token of each comes with its
+        prompt's last chunk), and on a sliding-window model every step is walked one by
+        one, so it takes at least as many units as steps."""
+        passes = -(-sum(self.prompt) // self.budget)
+        if self.steps.windowed:
+            passes = max(passes, -(-sum(o - 1 for o in self.output) // self.max_seqs))
+        return self.n_arrived + passes
 
     def _gap(self) -> float:
         k = self.traffic.burstiness
@@ -309,8 +352,11 @@ class _Engine:
         if not self.at_once:
             self.next_arrival = t + self._gap()
         # A request longer than the whole cache could never finish: the engine would refuse it.
-        p = min(self.sample_prompt(), self.kv_cap - 1)
-        o = min(self.sample_output(), self.kv_cap - p)
+        sampled_prompt, sampled_output = self.sample_prompt(), self.sample_output()
+        p = min(sampled_prompt, self.kv_cap - 1)
+        o = min(sampled_output, self.kv_cap - p)
+        if p < sampled_prompt or o < sampled_output:
+            self.cut_requests += 1
         self.arrival.append(t)
         self.prompt.append(p)
         self.output.append(o)
@@ -349,6 +395,7 @@ class _Engine:
         self.state[rid] = _WAITING
         self.waiting.appendleft(rid)
         self.preemptions += 1
+        self.work += 1
 
     def _prefill_done(self, rid: int, step_start: float) -> None:
         """The step that computed the last chunk yields a token (the first, or after a
@@ -436,6 +483,9 @@ class _Engine:
                 self.now = self.next_arrival
                 continue
             self.events += 1
+            self.work += 1
+            if self.work > self.max_work:
+                raise WorkLimitExceeded(self.max_work, self.now, self.preemptions)
             # Decodes first: each needs a token of KV; preempt the newest while they do not fit.
             while self.decodes and self.kv_used + self.decodes > kv_cap:
                 self._preempt_newest()
@@ -448,6 +498,7 @@ class _Engine:
             done: list[int] = []
             # Prefill chunks: prompts part-way through first, then the queue in order.
             if self.prefilling:
+                self.work += len(self.prefilling)
                 still: list[int] = []
                 for rid in self.prefilling:
                     c0 = computed[rid]
@@ -476,6 +527,7 @@ class _Engine:
                     break
                 waiting.popleft()
                 running[rid] = None
+                self.work += 1
                 if self.scheduled[rid] == math.inf:
                     self.scheduled[rid] = self.now
                 end = c0 + chunk
@@ -567,6 +619,8 @@ class _Engine:
         total = 0.0
         n = 0
         ctx = self.decode_ctx
+        # Past the work limit by one step at most: the next scheduler pass stops the run.
+        n_max = min(n_max, self.max_work - self.work + 1)
         while n < n_max and total < horizon:
             attended = decodes * steps.attended(ctx / decodes)
             dt = steps.time_parts_s(decodes, attended, 0, 0.0, 0.0)
@@ -575,6 +629,7 @@ class _Engine:
             total += dt
             ctx += decodes
             n += 1
+        self.work += n
         return n, total
 
     def _walk_series(self, n_max: int, horizon: float, in_window: bool) -> tuple[int, float]:
@@ -680,15 +735,33 @@ class BurstResult:
     ttft_s: Percentiles
     e2e_s: Percentiles
     preemptions: int
+    cut_requests: int  # sampled longer than the KV cache holds, cut to fit it
     steps: int
+    work: int  # the units a `max_work` limit counts
 
 
-def burst(steps: StepModel, traffic: Traffic, limits: Limits, *, seed: int = 0, requests: int = 1000) -> BurstResult:
+def burst(
+    steps: StepModel,
+    traffic: Traffic,
+    limits: Limits,
+    *,
+    seed: int = 0,
+    requests: int = DEFAULT_BURST_REQUESTS,
+    max_work: int = UNBOUNDED_WORK,
+) -> BurstResult:
     """`requests` requests queued at t = 0 and run to the last completion (see the module
     docstring): the drain of the longest answers at a small batch counts, which is why a
-    burst's throughput sits well below the steady state at the same batch cap."""
+    burst's throughput can sit well below the steady state at the same batch cap. Raises
+    WorkLimitExceeded past `max_work` units of work (see the module docstring)."""
     _check_requests(requests)
-    e = _Engine(steps, traffic, limits, seed, requests, 0, True, True, 0).run()
+    e = _Engine(steps, traffic, limits, seed, requests, 0, True, True, 0, max_work)
+    e.queue_all()
+    floor = e.work_floor()
+    if floor > max_work:
+        raise WorkLimitExceeded(max_work, 0.0, 0, floor)
+    e.run()
+    if e.work > max_work:  # the last pass's chunks and preemptions, counted after its check
+        raise WorkLimitExceeded(max_work, e.now, e.preemptions)
     overhead = steps.hw.request_overhead_s
     makespan = max(e.finished[:requests]) + overhead
     output = sum(e.output[:requests])
@@ -701,7 +774,9 @@ def burst(steps: StepModel, traffic: Traffic, limits: Limits, *, seed: int = 0, 
         ttft_s=summarize([e.first_token[i] + overhead for i in range(requests)]),
         e2e_s=summarize([e.finished[i] + overhead for i in range(requests)]),
         preemptions=e.preemptions,
+        cut_requests=e.cut_requests,
         steps=e.n_steps,
+        work=e.work,
     )
 
 
