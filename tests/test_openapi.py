@@ -44,6 +44,7 @@ REQUEST_COMPONENTS = {
     "/v1/roofline": "RooflineRequest",
     "/v1/fleet": "FleetRequest",
     "/v1/latency": "LatencyRequest",
+    "/v1/batch": "BatchRequest",
 }
 # marshmallow schema -> the component that documents it (the generator's own table).
 COMPONENTS: dict[type[Schema], str] = generator.REQUEST_COMPONENTS
@@ -403,6 +404,15 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         200,
         "FleetResponse",
     ),
+    ("GET", "/v1/batch?model=llama-3.1-8b&gpu=h100-sxm&requests=200&output_tokens_cv=1", None, 200, "BatchResponse"),
+    (
+        "POST",
+        "/v1/batch",
+        {"model": "qwen3-30b-a3b", "gpu": INLINE_GPU, "engine": "ideal", "requests": 50, "prompt_tokens": 300},
+        200,
+        "BatchResponse",
+    ),
+    ("GET", "/v1/batch?model=llama-3.1-8b&gpu=h100-sxm&requests=50001", None, 422, "Problem"),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),

@@ -1,9 +1,10 @@
-"""/v1/fit, /v1/throughput, /v1/latency, /v1/cost, /v1/roofline: parse, plan (app/planning), render."""
+"""/v1/fit, /v1/throughput, /v1/latency, /v1/batch, /v1/cost, /v1/roofline: parse, plan (app/planning), render."""
 
 from __future__ import annotations
 
 from flask import Blueprint, Response
 
+from app.planning import batch as batch_service
 from app.planning import latency as latency_service
 from app.planning import replica
 
@@ -45,3 +46,9 @@ def latency() -> Response:
     """One replica under random arrivals: percentiles of TTFT, TPOT, ITL and E2E against rate."""
     body = latency_service.latency(parse(PLANNING_BY_PATH["/v1/latency"].schema), context())
     return respond(body, rows=body["rates"])
+
+
+@bp.route("/batch", methods=["GET", "POST"])
+def batch() -> Response:
+    """An offline batch on one replica: every request queued at once, run to the last completion."""
+    return respond(batch_service.batch(parse(PLANNING_BY_PATH["/v1/batch"].schema), context()))

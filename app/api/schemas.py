@@ -24,6 +24,7 @@ from marshmallow import (
 
 from app.catalog.models import PRICE_DATE_PATTERN
 from app.planning.requests import (
+    BatchRequest,
     CostRequest,
     Finance,
     FleetRequest,
@@ -51,7 +52,7 @@ from app.sizing.procurement import (
     PRICING_MODES,
     TERM_MONTHS,
 )
-from app.sizing.simulate import DEFAULT_REQUESTS, MAX_REQUESTS
+from app.sizing.simulate import DEFAULT_BURST_REQUESTS, DEFAULT_REQUESTS, MAX_REQUESTS
 from app.sizing.specs import (
     ATTENTION_KINDS,
     MHA,
@@ -625,14 +626,20 @@ MAX_SWEEP_RATES = 64
 MAX_SIMULATED_REQUESTS = 200_000
 
 
-class WorkloadSchema(Schema):
+class LengthSpreadSchema(Schema):
+    """How far request lengths spread about their means: coefficients of variation of gamma
+    lengths (/v1/latency, /v1/fleet, /v1/batch)."""
+
+    prompt_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
+    output_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
+
+
+class WorkloadSchema(LengthSpreadSchema):
     """Random arrivals, spread lengths and percentile SLOs (/v1/latency, /v1/fleet)."""
 
     arrival = fields.String(load_default="poisson", validate=validate.OneOf(ARRIVALS))
     # vLLM's benchmark convention: the gamma shape k; squared CV of inter-arrival times 1/k.
     burstiness = fields.Float(allow_none=True, validate=validate.Range(min=0.05, max=100))
-    prompt_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
-    output_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
     slo_percentile = Integer(load_default=95, validate=validate.OneOf(SLO_PERCENTILES))
     ttft_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
     tpot_slo_ms = fields.Float(allow_none=True, validate=positive(1e7))
@@ -1004,6 +1011,27 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, Topology
         )
 
 
+class BatchSchema(ThroughputSchema, LengthSpreadSchema):
+    """Inputs of /v1/batch: one replica's knobs (as /v1/throughput), how long the requests
+    are and how many are queued at once, and the simulation's seed."""
+
+    requests = Integer(load_default=DEFAULT_BURST_REQUESTS, validate=count(1, MAX_REQUESTS))
+    seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
+
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> BatchRequest:
+        return BatchRequest(
+            model=data["model"],
+            gpu=data["gpu"],
+            engine=data["engine"],
+            inputs=self.inputs(data),
+            requests=data["requests"],
+            prompt_tokens_cv=data["prompt_tokens_cv"],
+            output_tokens_cv=data["output_tokens_cv"],
+            seed=data["seed"],
+            given=given,
+        )
+
+
 @dataclass(frozen=True)
 class PlanningEndpoint:
     """A planning endpoint: its path, its Flask endpoint, its metric label and the schema
@@ -1024,6 +1052,10 @@ PLANNING_ENDPOINTS = (
     # Rates replace the one concurrency and the sweep; the simulator reads each context as it is.
     PlanningEndpoint(
         "/v1/latency", "planning.latency", "latency", LatencySchema(exclude=("sweep", "concurrency", "kv_read_context"))
+    ),
+    # Every request of the batch is queued at once: no concurrency, no sweep, contexts as they are.
+    PlanningEndpoint(
+        "/v1/batch", "planning.batch", "batch", BatchSchema(exclude=("sweep", "concurrency", "kv_read_context"))
     ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(

@@ -298,11 +298,12 @@ PER_REQUEST = "queue_wait_ms ttft_ms tpot_ms e2e_ms"
 LatencyConfidence = Schema.from_dict(taken(LatencyRow, PER_REQUEST), name="LatencyConfidence")
 
 
-class LatencyResponse(_EngineFigures):
+class _SimulatedReplica(_EngineFigures):
+    """What an answer about one replica under a workload of spread lengths says of it."""
+
     model = fields.String(required=True)
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
-    mode = fields.String(required=True, validate=validate.OneOf(("analytic", "simulate")))
     tensor_parallel = fields.Integer(required=True)
     weight_precision = fields.String(required=True)
     kv_precision = fields.String(required=True)
@@ -311,6 +312,14 @@ class LatencyResponse(_EngineFigures):
     output_tokens = fields.Integer(required=True)
     prompt_tokens_cv = fields.Float(required=True)
     output_tokens_cv = fields.Float(required=True)
+    basis = fields.String(required=True, validate=validate.OneOf(BASES))
+    calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
+    leaves_out = fields.String(required=True)
+    warnings = fields.List(fields.String(), required=True)
+
+
+class LatencyResponse(_SimulatedReplica):
+    mode = fields.String(required=True, validate=validate.OneOf(("analytic", "simulate")))
     arrival = fields.String(required=True, validate=validate.OneOf(("poisson", "gamma")))
     burstiness = fields.Float(required=True)
     saturation_rate = fields.Float(required=True)
@@ -325,15 +334,32 @@ class LatencyResponse(_EngineFigures):
     )
     max_request_rate_meets_slo = fields.Boolean(required=True, allow_none=True)
     rates = fields.List(fields.Nested("LatencyRow"), required=True)
-    basis = fields.String(required=True, validate=validate.OneOf(BASES))
-    calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
-    leaves_out = fields.String(required=True)
-    warnings = fields.List(fields.String(), required=True)
     topology = fields.String(required=True, validate=validate.OneOf(disaggregated.TOPOLOGIES))
     max_request_rate_pool = fields.String(validate=validate.OneOf(("prefill", "decode")))
     prefill_saturation_rate = fields.Float()
     decode_saturation_rate = fields.Float()
     kv_transfer = fields.Nested("FleetKvTransfer")
+
+
+class BatchResponse(_SimulatedReplica):
+    gpus = fields.Integer(required=True)
+    max_concurrency = fields.Integer(required=True)
+    max_running_requests = fields.Integer(required=True)
+    requests = fields.Integer(required=True)
+    seed = fields.Integer(required=True)
+    prompt_tokens_total = fields.Integer(required=True)
+    output_tokens_total = fields.Integer(required=True)
+    makespan_s = fields.Float(required=True)
+    output_tokens_per_s = fields.Float(required=True)
+    total_tokens_per_s = fields.Float(required=True)
+    requests_per_s = fields.Float(required=True)
+    ttft_ms = fields.Nested("Spread", required=True)
+    e2e_ms = fields.Nested("Spread", required=True)
+    preemptions = fields.Integer(required=True)
+    cut_requests = fields.Integer(required=True)
+    price_per_gpu_hour_usd = fields.Float(required=True, allow_none=True)
+    job_cost_usd = fields.Float(required=True, allow_none=True)
+    cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
 
 
 def _sized(*, required: bool) -> type[Schema]:
@@ -943,6 +969,7 @@ COMPONENTS: tuple[type[Schema], ...] = (
     LatencyResponse,
     LatencyRow,
     LatencyConfidence,
+    BatchResponse,
     Spread,
     FleetResponse,
     FleetReplica,

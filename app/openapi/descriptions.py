@@ -8,6 +8,8 @@ field cannot go undocumented. Units live in the descriptions: `_gb` is 10^9 byte
 
 from __future__ import annotations
 
+from app.planning.batch import BATCH_MAX_WORK
+
 FIELDS: dict[str, str] = {
     "arrival": (
         "How requests arrive: `poisson` (default; exponential gaps) or `gamma` (gaps of gamma shape `burstiness`, "
@@ -26,6 +28,15 @@ FIELDS: dict[str, str] = {
         "every answer `output_tokens` long."
     ),
     "slo_percentile": "The percentile the SLOs hold at: 50, 90, 95 (default) or 99.",
+    "makespan_s": "Time from t = 0, every request queued, to the last request's last token, s.",
+    "prompt_tokens_total": "Prompt tokens of all the requests as drawn (and cut to fit the KV cache), tokens.",
+    "output_tokens_total": "Output tokens of all the requests as drawn (and cut to fit the KV cache), tokens.",
+    "total_tokens_per_s": "Prompt and output tokens of the batch over its makespan, tokens/s.",
+    "cut_requests": (
+        "Requests drawn longer than the KV cache holds (prompt + output), cut to fit it, count (an engine would "
+        "refuse them)."
+    ),
+    "job_cost_usd": "What the batch costs: price_per_gpu_hour_usd x gpus x makespan, USD; null without a price.",
     "e2e_slo_ms": "End-to-end latency objective (arrival to last token) at `slo_percentile`, ms.",
     "request_rate": "Requests per second arriving at the replica, requests/s (or give `sweep_rates`).",
     "sweep_rates": "Request rates to evaluate, one answer row each, requests/s (at most 64; or give `request_rate`).",
@@ -825,6 +836,18 @@ FIELDS: dict[str, str] = {
     "idle_power_w": "Board power idle (the engine loaded, no requests), W; at most power_w.",
 }
 
+# What an answer about one replica says of it (/v1/latency, /v1/batch).
+_ONE_REPLICA = {
+    "model": "The model: its catalog slug, or an inline model's name.",
+    "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
+    "mig_profile": "The MIG profile planned on; null for a whole card.",
+    "weight_precision": "Weight format used, normalised (e.g. bf16, fp8).",
+    "kv_precision": "KV-cache format used, normalised.",
+    "tensor_parallel": "Tensor-parallel size of the replica, GPUs.",
+    "prompt_tokens_cv": "Coefficient of variation of the prompt lengths, dimensionless.",
+    "output_tokens_cv": "Coefficient of variation of the output lengths, dimensionless.",
+}
+
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
     "FleetProcurement": {
@@ -892,12 +915,7 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "prefill_saturation_rate": "Disaggregated: the prefill replica's saturation rate, requests/s.",
         "decode_saturation_rate": "Disaggregated: the decode replica's saturation rate, requests/s.",
         "kv_transfer": "Disaggregated: moving one request's prompt KV from the prefill to the decode replica.",
-        "model": "The model: its catalog slug, or an inline model's name.",
-        "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
-        "mig_profile": "The MIG profile planned on; null for a whole card.",
-        "weight_precision": "Weight format used, normalised (e.g. bf16, fp8).",
-        "kv_precision": "KV-cache format used, normalised.",
-        "tensor_parallel": "Tensor-parallel size of the replica, GPUs.",
+        **_ONE_REPLICA,
         "mode": "How the figures were computed: `analytic` or `simulate`.",
         "arrival": "The arrivals: `poisson`, or `gamma` when burstiness is not 1.",
         "burstiness": "Gamma shape of the inter-arrival times (1: Poisson), dimensionless.",
@@ -905,8 +923,53 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "ttft_slo_ms": "The TTFT objective given, ms; null if none.",
         "tpot_slo_ms": "The TPOT objective given, ms; null if none.",
         "e2e_slo_ms": "The end-to-end objective given, ms; null if none.",
-        "prompt_tokens_cv": "Coefficient of variation of the prompt lengths, dimensionless.",
-        "output_tokens_cv": "Coefficient of variation of the output lengths, dimensionless.",
+    },
+    "BatchRequest": {
+        "requests": (
+            "Requests in the batch, all queued at once, count (1 to 50,000; default 1,000). A batch whose "
+            f"simulation would take more than {BATCH_MAX_WORK:,} units of work (scheduler passes, prefill chunks, "
+            "preemptions: a second or so of one core) answers 422 naming requests, prompt_tokens and output_tokens "
+            "(and max_num_seqs when the KV cache thrashes)."
+        ),
+        "seed": "The random seed of the sampled lengths; the same seed gives the same answer. Default 0.",
+        "price_per_gpu_hour_usd": (
+            "Price of one GPU for one hour, USD per GPU-hour, for job_cost_usd. Default: the GPU's catalog price (a "
+            "MIG slice: its share of the card's price)."
+        ),
+    },
+    "BatchResponse": {
+        **_ONE_REPLICA,
+        "gpus": "GPUs of the replica, count: what the job is billed for.",
+        "max_concurrency": (
+            "Whole sequences of prompt_tokens + output_tokens the KV cache holds at once, sequences. The simulated "
+            "engine admits a request when its first chunk fits, so it may run more and preempt."
+        ),
+        "max_running_requests": (
+            "The most requests the simulated scheduler runs at once: max_num_seqs (under engine=ideal: "
+            "max_concurrency) and at most max_batched_tokens, requests."
+        ),
+        "requests": "Requests in the batch, all queued at t = 0, count.",
+        "seed": "The random seed the lengths were drawn with.",
+        "prompt_tokens": "Mean prompt length, tokens.",
+        "output_tokens": "Mean output length, tokens.",
+        "output_tokens_per_s": "Output tokens of the batch over its makespan, tokens/s.",
+        "requests_per_s": "Requests of the batch over its makespan, requests/s.",
+        "ttft_ms": (
+            "Time to first token of the batch's requests, from t = 0 (the wait for a seat and the others' prompts "
+            "included), ms."
+        ),
+        "e2e_ms": "Completion time of the batch's requests from t = 0, ms (the p100 is makespan_s).",
+        "preemptions": (
+            "Times a running request was preempted (the KV cache full) and later recomputed its prompt and the "
+            "tokens it had generated, count."
+        ),
+        "price_per_gpu_hour_usd": (
+            "Price of one GPU for one hour used for the cost, USD per GPU-hour (the request's, else the GPU's); null "
+            "when unknown."
+        ),
+        "cost_per_million_output_tokens_usd": (
+            "job_cost_usd per 10^6 output tokens of the batch, USD; null without a price."
+        ),
     },
     "LatencyRow": {
         "request_rate": "Requests per second arriving at the replica, requests/s.",
@@ -1895,6 +1958,16 @@ SCHEMAS: dict[str, str] = {
     "SafetensorsSummary": "Exact counts from the safetensors header(s).",
     "SweepRow": "Timing at one concurrency of `sweep`.",
     "ThroughputRequest": "Inputs of /v1/throughput: those of /v1/fit and the timing knobs.",
+    "BatchRequest": (
+        "Inputs of /v1/batch: one replica's knobs (those of /v1/throughput except concurrency, sweep and "
+        "kv_read_context: every request is queued at once and each decode reads its own context), the mean lengths "
+        "and their spread, how many requests, and the seed."
+    ),
+    "BatchResponse": (
+        "An offline batch on one replica, simulated to its last completion: the makespan, the throughput over it, "
+        "the requests' TTFT and completion times from the start, preemptions and the job's cost, with the fit "
+        "and engine settings it ran with."
+    ),
     "ThroughputResponse": (
         "Everything /v1/fit answers, plus decode and prefill timing at `concurrency`, what bounds them, the cost "
         "per token, the continuous-batching steady state and one row per sweep concurrency. Roofline estimates: "

@@ -15,6 +15,7 @@ from app.api.calibrations import CalibrationListQuery
 from app.api.catalog_schemas import EngineListQuery, GpuListQuery, ModelListQuery
 from app.api.schemas import PLANNING_ENDPOINTS, PlanningEndpoint
 from app.api.workbook import XLSX
+from app.planning.batch import BATCH_MAX_WORK
 
 CSV_RULES = (
     "UTF-8, a header row, `.` decimals, no thousands separators, booleans `true`/`false`, null as an empty cell."
@@ -273,6 +274,17 @@ PLANNING_TEXT: dict[str, tuple[str, str, str]] = {
         "One row per rate (a LatencyRow of `rates`), each percentile block flattened to `<metric>_<stat>` columns "
         "(`ttft_ms_p99`).",
     ),
+    "batch": (
+        "How long does a queue of requests take, and what does the job cost?",
+        "An offline batch on one replica (the knobs of /v1/throughput): `requests` requests queued at once (a "
+        "benchmark's infinite request rate, an offline batch-inference job), simulated with the discrete-event "
+        "simulator to the last completion: the makespan, output and total tokens/s over it, the mean and "
+        "percentiles of TTFT and end-to-end latency from the start (the wait for a seat included), preemptions, "
+        "and the job's cost. Deterministic for `seed`; a batch whose simulation would take more than "
+        f"{BATCH_MAX_WORK:,} units of work answers 422 naming `requests` and the lengths.",
+        "One row: the JSON answer's scalar fields, `ttft_ms` and `e2e_ms` flattened to `<metric>_<stat>` columns "
+        "(`e2e_ms_p99`).",
+    ),
 }
 GET_FORM = "The same inputs as the POST body, as query parameters (the rules are in the planning tag's description)."
 GET_RULES = (
@@ -355,6 +367,20 @@ EXAMPLES: dict[str, dict[str, tuple[str, Any]]] = {
                 "requests": 2000,
             },
         ),
+    },
+    "batch": {
+        "catalog": (
+            "Catalog slugs",
+            {
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "prompt_tokens": 1000,
+                "output_tokens": 300,
+                "output_tokens_cv": 1,
+                "requests": 2000,
+            },
+        ),
+        "inline": INLINE,
     },
     "fleet": {
         "catalog": (

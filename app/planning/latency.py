@@ -39,6 +39,8 @@ class Replica:
 
     fit: FitPlan
     model: ReplicaModel
+    # Per GPU-hour: the request's price, else the GPU's (None: unknown).
+    price_per_gpu_hour_usd: float | None = None
 
     def simulate(self, rate_per_s: float, seed: int, requests: int, saturation: float) -> SimulationResult:
         """One simulation at `rate_per_s` (the saturation rate given: computed once per answer)."""
@@ -61,7 +63,8 @@ def replica(fitted: FitPlan, workload: Workload) -> Replica:
         )
     # engine=ideal has no cap of its own: the KV cache is the only limit.
     seats = inputs.max_num_seqs or fitted.result.max_concurrency
-    return Replica(fitted, arrival_model(fitted, prepare_timing(fitted), workload.arrivals, seats))
+    setup = prepare_timing(fitted)
+    return Replica(fitted, arrival_model(fitted, setup, workload.arrivals, seats), setup.price_per_gpu_hour_usd)
 
 
 def spread_ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:

@@ -10,6 +10,7 @@ from app.sizing.fleet_plan import AGGREGATED, Arrivals, FleetInputs, Period
 from app.sizing.mix import LengthBucket
 from app.sizing.plan import PlanInputs
 from app.sizing.procurement import ON_DEMAND
+from app.sizing.simulate import DEFAULT_BURST_REQUESTS
 from app.sizing.specs import GpuPrices, GpuSpec, ModelSpec
 
 ModelRef = str | ModelSpec
@@ -157,3 +158,20 @@ class LatencyRequest:
     # DISAGGREGATED: one P/D unit, a prefill and a decode replica of this shape.
     topology: str = AGGREGATED
     network_gb_per_s: float | None = None
+
+
+@dataclass(frozen=True)
+class BatchRequest:
+    """/v1/batch: an offline batch on one replica (the knobs of /v1/throughput): `requests`
+    requests queued at once, their lengths of the inputs' means spread by the coefficients
+    of variation (gamma), simulated to the last completion with `seed`."""
+
+    model: ModelRef
+    gpu: GpuRef
+    engine: str
+    inputs: PlanInputs
+    requests: int = DEFAULT_BURST_REQUESTS
+    prompt_tokens_cv: float = 0.0
+    output_tokens_cv: float = 0.0
+    seed: int = 0
+    given: frozenset[str] = frozenset()

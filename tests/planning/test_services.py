@@ -14,7 +14,7 @@ from flask.testing import FlaskClient
 from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
 from app.catalog.snapshots import CalibrationRecord, CalibrationSnapshot, CatalogSnapshot, ModelFacts
-from app.planning import calibration, fleet, replica
+from app.planning import batch, calibration, fleet, replica
 from app.planning.context import Context
 from app.planning.errors import InvalidRequest, UnknownResource
 
@@ -43,6 +43,7 @@ def as_json(value: Any) -> Any:
         ("/v1/cost", {**FIT, "utilization": 0.5}),
         ("/v1/roofline", {"m": 64, "k": 4096, "n": 4096, "gpu": "h100-sxm"}),
         ("/v1/fleet", {**FIT, "requests_per_day": 1e6, "tpot_slo_ms": 40}),
+        ("/v1/batch", {**FIT, "requests": 300, "output_tokens_cv": 1}),
     ],
 )
 def test_a_service_answers_as_its_endpoint(
@@ -54,6 +55,7 @@ def test_a_service_answers_as_its_endpoint(
         "/v1/cost": replica.cost,
         "/v1/roofline": replica.roofline,
         "/v1/fleet": lambda request, context: fleet.fleet(request, context).body,
+        "/v1/batch": batch.batch,
     }[path]
     over_http = client.post(path, json=payload)
     assert over_http.status_code == 200, over_http.get_data(as_text=True)
