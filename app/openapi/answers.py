@@ -376,8 +376,16 @@ def _sized(*, required: bool) -> type[Schema]:
         price_per_gpu_hour_usd = fields.Float(required=required, allow_none=True)
         monthly_cost_usd = fields.Float(required=required, allow_none=True)
         cost_per_million_output_tokens_usd = fields.Float(required=required, allow_none=True)
+        replica_cost_per_million_output_tokens_usd = fields.Float(required=required, allow_none=True)
 
     return Sized
+
+
+class _PromptCost(Schema):
+    """A prefill pool's costs, counted in the prompts it takes (its replicas give one token each)."""
+
+    cost_per_million_prompt_tokens_usd = fields.Float(allow_none=True)
+    replica_cost_per_million_prompt_tokens_usd = fields.Float(allow_none=True)
 
 
 FleetReplica = Schema.from_dict(
@@ -414,7 +422,7 @@ class FleetAutoscaling(Schema):
     queue_metric = fields.String(required=True)
 
 
-class FleetOption(_sized(required=False)):  # type: ignore[misc]
+class FleetOption(_sized(required=False), _PromptCost):  # type: ignore[misc]
     rank = fields.Integer(required=True, allow_none=True)
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
@@ -431,7 +439,7 @@ class FleetOption(_sized(required=False)):  # type: ignore[misc]
     capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(CAPACITY_BOUNDS))
 
 
-class FleetPool(_sized(required=True)):  # type: ignore[misc]
+class FleetPool(_sized(required=True), _PromptCost):  # type: ignore[misc]
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
     replica = fields.Nested("FleetReplica", required=True)
@@ -522,6 +530,7 @@ class MixPeriod(Schema):
     peak_to_average = fields.Float(required=True)
     gpus_total = fields.Integer(required=True)
     monthly_cost_usd = fields.Float(required=True)
+    cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
     pool_gpus_total = fields.List(fields.Integer(), required=True)
 
 

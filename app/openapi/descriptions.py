@@ -1208,6 +1208,24 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "expert_parallel": "Expert-parallel size, when given.",
     },
     "FleetOption": {
+        "cost_per_million_output_tokens_usd": (
+            "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
+            "traffic brings in hours_per_month (spares, peak capacity and quiet hours included); null without a "
+            "price, and for a prefill pool (see cost_per_million_prompt_tokens_usd)."
+        ),
+        "replica_cost_per_million_output_tokens_usd": (
+            "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
+            "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
+            "a prefill pool."
+        ),
+        "cost_per_million_prompt_tokens_usd": (
+            "A prefill pool's cost of 10^6 prompt tokens, USD: its monthly cost over the prompt tokens the "
+            "average traffic brings in hours_per_month; absent for any other plan."
+        ),
+        "replica_cost_per_million_prompt_tokens_usd": (
+            "One fully loaded prefill replica's cost of 10^6 prompt tokens, USD (its hourly price over its "
+            "capacity in prompt tokens/s); absent for any other plan."
+        ),
         "capacity_exact": (
             "Whether the option was sized at the SLO percentile (true), or kept a bound on its capacity (see "
             "capacity_bound), so that its GPUs and cost are lower bounds that already exceed the best's (sized "
@@ -1305,11 +1323,33 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "meets_slo": "False: a best effort (no kind serves this bucket within the SLOs).",
     },
     "MixPeriod": {
+        "cost_per_million_output_tokens_usd": (
+            "The mix's cost of 10^6 output tokens in this period, USD: its monthly cost over the output tokens "
+            "of the period's average traffic in hours_per_month."
+        ),
         "gpus_total": "The mix's GPUs with spares in this period.",
         "monthly_cost_usd": "The mix's monthly cost in this period, USD.",
         "pool_gpus_total": "Each pool's GPUs with spares, in FleetMix.pools' order.",
     },
     "FleetPool": {
+        "cost_per_million_output_tokens_usd": (
+            "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
+            "traffic brings in hours_per_month (spares, peak capacity and quiet hours included); null without a "
+            "price, and for a prefill pool (see cost_per_million_prompt_tokens_usd)."
+        ),
+        "replica_cost_per_million_output_tokens_usd": (
+            "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
+            "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
+            "a prefill pool."
+        ),
+        "cost_per_million_prompt_tokens_usd": (
+            "A prefill pool's cost of 10^6 prompt tokens, USD: its monthly cost over the prompt tokens the "
+            "average traffic brings in hours_per_month; absent for any other plan."
+        ),
+        "replica_cost_per_million_prompt_tokens_usd": (
+            "One fully loaded prefill replica's cost of 10^6 prompt tokens, USD (its hourly price over its "
+            "capacity in prompt tokens/s); absent for any other plan."
+        ),
         "gpu": "The pool's GPU: its catalog slug, or an inline GPU's name.",
         "mig_profile": "The pool's MIG profile; null for whole cards.",
         "replica": "One replica of the pool (FleetReplica).",
@@ -1346,6 +1386,16 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "monthly_cost_usd": "Its monthly cost, USD; null without a price.",
     },
     "FleetPeriod": {
+        "cost_per_million_output_tokens_usd": (
+            "The fleet's cost of 10^6 output tokens in this period, USD: its monthly_cost_usd over the output "
+            "tokens the period's average traffic brings in hours_per_month (disaggregated: both pools'); null "
+            "without a price."
+        ),
+        "replica_cost_per_million_output_tokens_usd": (
+            "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
+            "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
+            "a prefill pool."
+        ),
         "prefill_gpus_total": "Disaggregated: the prefill pool's GPUs with spares in this period.",
         "decode_gpus_total": "Disaggregated: the decode pool's GPUs with spares in this period.",
         "period": "The period's label, as sent.",
@@ -1445,6 +1495,16 @@ OVERRIDES: dict[str, dict[str, str]] = {
     "FleetResponse": {
         "prices": (
             "The prices and power the answer is computed with, per whole card: the request's, else the catalog's."
+        ),
+        "cost_per_million_output_tokens_usd": (
+            "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
+            "traffic brings in hours_per_month (spares, peak capacity and quiet hours included; a disaggregated "
+            "plan's: both pools', a mix's: every pool's); null without a price."
+        ),
+        "replica_cost_per_million_output_tokens_usd": (
+            "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
+            "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
+            "a prefill pool."
         ),
         "uncertainty": (
             "The fleet's range (FleetUncertainty): a replica's capacity scaled to the 10th and 90th percentile of "

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.sizing.cost import monthly_cost_per_million_tokens_usd
 from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, cheaper, plan_disaggregated
 from app.sizing.fleet_plan import FleetInputs, FleetPlan, Option, Period, forecast
 
@@ -69,6 +70,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         "pd_ratio": _ratio(plan),
         "gpus_total": plan.gpus_total,
         "monthly_cost_usd": plan.monthly_cost_usd,
+        "cost_per_million_output_tokens_usd": plan.cost_per_million_output_tokens_usd,
         "aggregated": _aggregated(plan.aggregated),
         "cheaper": winner,
         "comparison": why,
@@ -156,18 +158,22 @@ def _totals(pools: list[FleetPlan]) -> dict[str, Any]:
 def _periods(plan: DisaggregatedPlan, request: FleetRequest) -> list[dict[str, Any]]:
     """Each forecast period: both pools sized for its traffic with the replicas planned."""
     assert plan.prefill is not None and plan.decode is not None
-    prefill = forecast(plan.prefill, request.forecast, request.traffic)
-    decode = forecast(plan.decode, request.forecast, request.traffic)
+    assert plan.prefill_inputs is not None and plan.decode_inputs is not None
+    prefill = forecast(plan.prefill, request.forecast, plan.prefill_inputs)
+    decode = forecast(plan.decode, request.forecast, plan.decode_inputs)
+    hours = request.traffic.hours_per_month
     return [
-        {**_period_row(period, p, d), **finance.pools_energy([p, d], request)[0]}
+        {**_period_row(period, p, d, hours), **finance.pools_energy([p, d], request)[0]}
         for (period, p), (_, d) in zip(prefill, decode, strict=True)
     ]
 
 
-def _period_row(period: Period, prefill: FleetPlan, decode: FleetPlan) -> dict[str, Any]:
-    """Both pools' sums; no single price or cost per token (two GPU kinds may be priced)."""
+def _period_row(period: Period, prefill: FleetPlan, decode: FleetPlan, hours_per_month: float) -> dict[str, Any]:
+    """Both pools' sums, and their cost over the period's output tokens; no single price (two
+    GPU kinds may be priced)."""
     pools = (prefill.size, decode.size)
     costs = (prefill.monthly_cost_usd, decode.monthly_cost_usd)
+    monthly = None if None in costs else round(sum(c for c in costs if c is not None), 2)
     return {
         "period": period.period,
         "requests_per_day": period.requests_per_day,
@@ -184,8 +190,11 @@ def _period_row(period: Period, prefill: FleetPlan, decode: FleetPlan) -> dict[s
         "prefill_gpus_total": prefill.size.gpus_total,
         "decode_gpus_total": decode.size.gpus_total,
         "price_per_gpu_hour_usd": None,
-        "monthly_cost_usd": None if None in costs else round(sum(c for c in costs if c is not None), 2),
-        "cost_per_million_output_tokens_usd": None,
+        "monthly_cost_usd": monthly,
+        "replica_cost_per_million_output_tokens_usd": None,
+        "cost_per_million_output_tokens_usd": None
+        if monthly is None
+        else monthly_cost_per_million_tokens_usd(monthly, decode.demand.average_tokens_per_s, hours_per_month),
         "min_replicas": sum(s.min_replicas for s in pools),
         "max_replicas": sum(s.max_replicas for s in pools),
     }

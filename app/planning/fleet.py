@@ -16,10 +16,12 @@ from typing import Any
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
     AGGREGATED,
+    PROMPT_TOKENS,
     FleetInputs,
     FleetPlan,
     Option,
     Period,
+    TokenCost,
     forecast,
     plan_fleet,
     planned_load,
@@ -93,13 +95,13 @@ def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> di
 
 
 def size_body(plan: FleetPlan) -> dict[str, Any]:
-    per_million = plan.cost_per_million_output_tokens_usd
-    return _sized(plan.size, plan.price_per_gpu_hour_usd, plan.monthly_cost_usd, per_million)
+    return {
+        **_sized(plan.size, plan.price_per_gpu_hour_usd, plan.monthly_cost_usd),
+        **token_cost_fields(plan.token_cost),
+    }
 
 
-def _sized(
-    s: FleetSize, price_per_gpu_hour_usd: float | None, monthly_cost_usd: float | None, per_million_usd: float | None
-) -> dict[str, Any]:
+def _sized(s: FleetSize, price_per_gpu_hour_usd: float | None, monthly_cost_usd: float | None) -> dict[str, Any]:
     return {
         "replicas_average": s.replicas_average,
         "replicas_peak": s.replicas_peak,
@@ -110,8 +112,29 @@ def _sized(
         "gpus_total": s.gpus_total,
         "price_per_gpu_hour_usd": price_per_gpu_hour_usd,
         "monthly_cost_usd": monthly_cost_usd,
-        "cost_per_million_output_tokens_usd": per_million_usd,
     }
+
+
+def token_cost_fields(cost: TokenCost | None) -> dict[str, Any]:
+    """The fleet's and one loaded replica's cost per 10^6 output tokens; a prefill pool's
+    replicas hand back one token a request, so theirs are null and the same figures come per
+    10^6 prompt tokens instead."""
+    body: dict[str, Any] = {
+        "cost_per_million_output_tokens_usd": None,
+        "replica_cost_per_million_output_tokens_usd": None,
+    }
+    if cost is not None and cost.tokens == PROMPT_TOKENS:
+        return {
+            **body,
+            "cost_per_million_prompt_tokens_usd": cost.fleet_usd,
+            "replica_cost_per_million_prompt_tokens_usd": cost.replica_usd,
+        }
+    if cost is not None:
+        body.update(
+            cost_per_million_output_tokens_usd=cost.fleet_usd,
+            replica_cost_per_million_output_tokens_usd=cost.replica_usd,
+        )
+    return body
 
 
 def served_name(plan: FleetPlan, model_label: str) -> str:
@@ -280,7 +303,8 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
             {
                 "capacity_exact": False,
                 "capacity_bound": option.bound,
-                **_sized(floor.size, floor.price_per_gpu_hour_usd, floor.monthly_cost_usd, None),
+                **_sized(floor.size, floor.price_per_gpu_hour_usd, floor.monthly_cost_usd),
+                **token_cost_fields(None),
             }
         )
     return row

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.sizing.cost import monthly_cost_per_million_tokens_usd
 from app.sizing.fleet import SECONDS_PER_DAY
 from app.sizing.fleet_plan import AGGREGATED, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
@@ -48,6 +49,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         "requests_per_s": request.traffic.requests_per_s,
         "gpus_total": plan.gpus_total,
         "monthly_cost_usd": plan.monthly_cost_usd,
+        "cost_per_million_output_tokens_usd": _per_million(plan, plan.monthly_cost_usd, request.traffic.requests_per_s),
         "mix": _mix(plan, pools),
         "basis": basis(applied, measured=False),
         "calibration": applied.describe(),
@@ -61,6 +63,12 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         rows = [_period_row(period, plan, request) for period in request.forecast]
         body["mix"]["periods"] = rows
     return FleetAnswer(body, [_flat(row) for row in rows], None, model_label, "mix")
+
+
+def _per_million(plan: MixPlan, monthly_cost_usd: float, requests_per_s: float) -> float | None:
+    """The mix's monthly cost over the output tokens its average traffic brings in the month."""
+    tokens_per_s = requests_per_s * plan.problem.output_tokens_per_request()
+    return monthly_cost_per_million_tokens_usd(monthly_cost_usd, tokens_per_s, plan.problem.hours_per_month)
 
 
 def _kind(kind: MixKind) -> dict[str, Any]:
@@ -159,12 +167,14 @@ def _period_row(period: Period, plan: MixPlan, request: FleetRequest) -> dict[st
     scale = (period.requests_per_day / SECONDS_PER_DAY * ratio) / base if base > 0 else 0.0
     sizes = [pool_size(pool.kind, pool.size.load * scale, traffic.redundancy) for pool in plan.pools]
     hourly = sum(size.hourly_usd for size in sizes)
+    monthly = round(hourly * traffic.hours_per_month, 2)
     return {
         "period": period.period,
         "requests_per_day": period.requests_per_day,
         "peak_to_average": ratio,
         "gpus_total": sum(size.gpus for size in sizes),
-        "monthly_cost_usd": round(hourly * traffic.hours_per_month, 2),
+        "monthly_cost_usd": monthly,
+        "cost_per_million_output_tokens_usd": _per_million(plan, monthly, period.requests_per_day / SECONDS_PER_DAY),
         "pool_gpus_total": [size.gpus for size in sizes],
     }
 

@@ -16,6 +16,19 @@ def cost_per_million_tokens_usd(price_per_gpu_hour_usd: float, gpus: float, toke
     return price_per_gpu_hour_usd * gpus / 3600 / tokens_per_s * 1e6
 
 
+def monthly_cost_per_million_tokens_usd(
+    monthly_cost_usd: float, average_tokens_per_s: float, hours_per_month: float = HOURS_PER_MONTH
+) -> float | None:
+    """Dollars per 10^6 tokens a fleet serves: its monthly bill over the tokens its traffic
+    brings in those hours (the average rate, not the peak). Spares, the capacity kept for the
+    peak and the quiet hours all sit in the bill, which is why a fleet's figure is above one
+    fully loaded replica's. None when no token is served."""
+    tokens_per_month = average_tokens_per_s * 3600 * hours_per_month
+    if tokens_per_month <= 0:
+        return None
+    return monthly_cost_usd / tokens_per_month * 1e6
+
+
 @dataclass(frozen=True)
 class CostResult:
     hourly_cost_usd: float

@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from . import cost as cost_mod
 from . import memory
 from .fleet_plan import (
     AGGREGATED,
@@ -154,6 +155,16 @@ class DisaggregatedPlan:
         if self.prefill.monthly_cost_usd is None or self.decode.monthly_cost_usd is None:
             return None
         return round(self.prefill.monthly_cost_usd + self.decode.monthly_cost_usd, 2)
+
+    @property
+    def cost_per_million_output_tokens_usd(self) -> float | None:
+        """Both pools' monthly cost over the output tokens the traffic brings in the month."""
+        monthly = self.monthly_cost_usd
+        if monthly is None or self.decode is None or self.decode_inputs is None:
+            return None
+        return cost_mod.monthly_cost_per_million_tokens_usd(
+            monthly, self.decode.demand.average_tokens_per_s, self.decode_inputs.hours_per_month
+        )
 
     @property
     def ttft_ms(self) -> float | None:

@@ -78,6 +78,50 @@ class Period:
     peak_to_average: float | None = None
 
 
+# The tokens a plan's cost is counted in: what its replicas hand back. A prefill pool's
+# replicas take prompts and give one token each, so theirs is the prompt.
+OUTPUT_TOKENS = "output"
+PROMPT_TOKENS = "prompt"
+
+
+@dataclass(frozen=True)
+class TokenCost:
+    """What 10^6 tokens cost: the fleet's (its monthly cost over the tokens its average traffic
+    brings in the month) and one fully loaded replica's (its price over its capacity), in
+    `tokens` (OUTPUT_TOKENS or PROMPT_TOKENS). None without a price or a token served."""
+
+    tokens: str
+    fleet_usd: float | None
+    replica_usd: float | None
+
+
+def token_cost(
+    demand: fleet.Demand,
+    capacity: fleet.ReplicaCapacity,
+    role: str,
+    monthly_cost_usd: float | None,
+    price_per_replica_hour_usd: float | None,
+    hours_per_month: float,
+) -> TokenCost:
+    if role == PREFILL:
+        # The capacity counts the one token a request leaves with; it stands for a whole prompt.
+        tokens, average = PROMPT_TOKENS, demand.average_input_tokens_per_s
+        replica_tokens_per_s = capacity.tokens_per_s * demand.prompt_tokens / max(1, demand.output_tokens)
+    else:
+        tokens, average, replica_tokens_per_s = OUTPUT_TOKENS, demand.average_tokens_per_s, capacity.tokens_per_s
+    fleet_usd = (
+        None
+        if monthly_cost_usd is None
+        else cost_mod.monthly_cost_per_million_tokens_usd(monthly_cost_usd, average, hours_per_month)
+    )
+    replica_usd = (
+        None
+        if price_per_replica_hour_usd is None
+        else cost_mod.cost_per_million_tokens_usd(price_per_replica_hour_usd, 1, replica_tokens_per_s)
+    )
+    return TokenCost(tokens, fleet_usd, replica_usd)
+
+
 @dataclass(frozen=True)
 class FleetPlan:
     gpu_label: str
@@ -90,7 +134,7 @@ class FleetPlan:
     price_per_gpu_hour_usd: float | None  # per whole card
     price_per_replica_hour_usd: float | None
     monthly_cost_usd: float | None
-    cost_per_million_output_tokens_usd: float | None
+    token_cost: TokenCost
     cold_start_s: float
     host_cpu_cores: float | None
     warnings: list[str]
@@ -399,9 +443,6 @@ def size(
         replica_price = card_price / replicas_per_card if replicas_per_card else card_price * gpus_per_replica
     # Money in cents: a bill is not more precise than that.
     monthly = None if card_price is None else round(sized.gpus_total * card_price * inputs.hours_per_month, 2)
-    per_million = (
-        None if replica_price is None else cost_mod.cost_per_million_tokens_usd(replica_price, 1, capacity.tokens_per_s)
-    )
     if card_price is None:
         warnings.append("no hourly price for this GPU: pass price_per_gpu_hour_usd for costs")
     cores = fitted.target.gpu.host_cpu_cores
@@ -416,7 +457,7 @@ def size(
         price_per_gpu_hour_usd=card_price,
         price_per_replica_hour_usd=replica_price,
         monthly_cost_usd=monthly,
-        cost_per_million_output_tokens_usd=per_million,
+        token_cost=token_cost(demand, capacity, inputs.role, monthly, replica_price, inputs.hours_per_month),
         cold_start_s=fleet.cold_start_s(fitted.result.weights_bytes, inputs.load_gb_per_s, inputs.engine_startup_s),
         host_cpu_cores=None if cores is None else cores * gpus_per_replica * sized.replicas_total,
         warnings=warnings,
@@ -739,7 +780,7 @@ def _order(options: list[Option]) -> list[Option]:
         key=lambda o: (
             o.monthly_cost_usd,
             o.bound is not None,
-            (o.plan.cost_per_million_output_tokens_usd or 0.0) if o.plan is not None else 0.0,
+            (o.plan.token_cost.replica_usd or 0.0) if o.plan is not None else 0.0,
         ),
     )
     # Those ruled out by catalog name, however far the search went to rule each out.
@@ -757,7 +798,7 @@ def _order(options: list[Option]) -> list[Option]:
             if index == 0:
                 why = "cheapest per month among the options that meet the SLOs"
             elif (extra := cost - best) < 0.005:
-                why = "meets the SLOs at the best's monthly cost, at a higher cost per token"
+                why = "meets the SLOs at the best's monthly cost, at a higher cost per token of a loaded replica"
             else:
                 why = f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
             if (bound := option.bound) is not None:

@@ -234,6 +234,11 @@ class MixProblem:
         served = set(self.served)
         return tuple(b for b, rate in enumerate(self.rates) if rate > 0 and b not in served)
 
+    def output_tokens_per_request(self) -> float:
+        """Output tokens a request of the traffic brings on average, over the buckets the plan
+        serves (a dropped bucket's are not served)."""
+        return math.fsum(self.buckets[b].share * self.buckets[b].output_tokens for b in self.served)
+
     def load(self, k: int, b: int) -> float | None:
         """Replicas of kind k that all of bucket b would keep busy at peak (None: cannot)."""
         capacity = self.usable(k, b)

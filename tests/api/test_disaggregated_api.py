@@ -67,6 +67,9 @@ def test_long_prompts_under_a_tight_tpot_cost_less_disaggregated(client):
     assert body["cheaper"] == "disaggregated"
     saved = aggregated["monthly_cost_usd"] - body["monthly_cost_usd"]
     assert body["comparison"].startswith(f"{saved:.2f} USD a month less")
+    # Both pools' month over the output tokens of the month: 2M x 200 a day over 730/24 days.
+    tokens = TRAFFIC["requests_per_day"] * 200 * HOURS_PER_MONTH / 24
+    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(body["monthly_cost_usd"] / tokens * 1e6)
 
 
 def test_short_prompt_chat_costs_less_aggregated(client):
@@ -143,6 +146,8 @@ def test_a_forecast_sizes_both_pools_in_every_period(client):
         ]
         assert [row["prefill_gpus_total"], row["decode_gpus_total"]] == expected
         assert row["gpus_total"] == sum(expected)
+        tokens = asked["requests_per_day"] * LONG_PROMPTS["output_tokens"] * HOURS_PER_MONTH / 24
+        assert row["cost_per_million_output_tokens_usd"] == pytest.approx(row["monthly_cost_usd"] / tokens * 1e6)
     # the last period is the busiest: the answer's own pools are its
     assert periods[-1]["gpus_total"] == body["gpus_total"]
 

@@ -118,6 +118,9 @@ def test_a_forecast_resizes_each_pool_of_the_mix(client):
             expected.append(pool_gpus(load * scale, pool["tensor_parallel"]))
         assert row["pool_gpus_total"] == expected
         assert row["gpus_total"] == sum(expected)
+        # The period's month over its output tokens: 95% of requests bring 100, 5% bring 200.
+        tokens = asked["requests_per_day"] * (0.95 * 100 + 0.05 * 200) * 730 / 24
+        assert row["cost_per_million_output_tokens_usd"] == pytest.approx(row["monthly_cost_usd"] / tokens * 1e6)
     assert periods[-1]["gpus_total"] == mix["gpus_total"]  # the fifth period is the request's traffic
 
 

@@ -1,6 +1,8 @@
 """Fleet sizing (MODEL.md section 5) against seed 004's fleet example and hand calculations."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.sizing import fleet, timing
 from app.sizing.fleet_plan import FleetInputs, Period, forecast, plan_fleet, rank
@@ -244,3 +246,41 @@ def test_the_no_fit_shortcut_rules_out_only_what_the_fit_would():
         LLAMA_31_70B, [("l4", _replace(L4, hourly_price_usd=0.8))], PlanInputs(), FleetInputs(requests_per_s=1)
     )
     assert [o.ruled_out for o in options] == [WEIGHTS_DO_NOT_FIT]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    requests_per_day=st.floats(1e3, 1e9),
+    peak_to_average=st.floats(1, 10),
+    per_replica=st.floats(50, 50_000),
+    spares=st.integers(0, 3),
+    zones=st.integers(1, 4),
+    headroom=st.floats(0, 1),
+    hours=st.floats(1, 744),
+    mig=st.booleans(),
+)
+def test_a_fleet_never_costs_less_per_token_than_one_loaded_replica(
+    requests_per_day, peak_to_average, per_replica, spares, zones, headroom, hours, mig
+):
+    """The fleet's cost per token is its month over the tokens its average traffic brings in the
+    month; it carries at least the average on replicas billed every hour, so it is never below one
+    fully loaded replica's price over its capacity."""
+    plan = plan_fleet(
+        LLAMA_31_8B,
+        H100_SXM,
+        "h100-sxm",
+        PlanInputs(prompt_tokens=512, output_tokens=128, mig_profile="3g.40gb" if mig else None),
+        FleetInputs(
+            requests_per_s=requests_per_day / 86_400,
+            peak_to_average=peak_to_average,
+            per_replica_tokens_per_s=per_replica,
+            hours_per_month=hours,
+            redundancy=fleet.Redundancy(spare_replicas=spares, zones=zones, headroom=headroom),
+        ),
+    )
+    cost = plan.token_cost
+    assert plan.monthly_cost_usd is not None and cost.fleet_usd is not None and cost.replica_usd is not None
+    tokens = requests_per_day / 86_400 * 128 * 3600 * hours
+    assert cost.fleet_usd == pytest.approx(plan.monthly_cost_usd / tokens * 1e6)
+    # The month is billed to the cent: allow that much below the unrounded figure.
+    assert cost.fleet_usd >= cost.replica_usd * (1 - 1e-9) - 0.005 / tokens * 1e6

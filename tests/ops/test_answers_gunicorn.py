@@ -1,0 +1,115 @@
+"""Answers a planner can take at face value (issue 21), each through a real gunicorn over a
+freshly migrated and seeded catalog, with the expected figure worked out here from the request
+and the catalog's seeds."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+import pytest
+
+from bench.server import Server, running_server
+
+pytestmark = pytest.mark.slow
+
+HOURS_PER_MONTH = 730
+SECONDS_PER_DAY = 86_400
+# README's example: Llama 3.1 70B on H100 at 2M requests/day, 2,000/400 tokens, TPOT 40 ms and
+# TTFT 1.5 s at p95, peak x2.5.
+README_70B = {
+    "model": "llama-3.1-70b",
+    "gpu": "h100-sxm",
+    "requests_per_day": 2e6,
+    "peak_to_average": 2.5,
+    "prompt_tokens": 2000,
+    "output_tokens": 400,
+    "tpot_slo_ms": 40,
+    "ttft_slo_ms": 1500,
+}
+H100_PRICE_USD = 3.0  # catalog_seed/gpus.yaml: h100-sxm hourly_price_usd
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server(1, workdir=tmp_path_factory.mktemp("answers-server")) as live:
+        yield live
+
+
+def get(server: Server, path: str, **params: Any) -> tuple[int, Any]:
+    query = {k: ",".join(map(str, v)) if isinstance(v, list | tuple) else v for k, v in params.items()}
+    status, _, body = server.get(f"{path}?{urlencode(query)}", timeout=120)
+    return status, json.loads(body)
+
+
+def get_ok(server: Server, path: str, **params: Any) -> dict[str, Any]:
+    status, body = get(server, path, **params)
+    assert status == 200, body
+    return body  # type: ignore[no-any-return]
+
+
+def post_ok(server: Server, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        server.base_url + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Connection": "close"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            answer: dict[str, Any] = json.loads(response.read())
+            return answer
+    except urllib.error.HTTPError as error:
+        with error:
+            raise AssertionError(f"{error.code}: {error.read()[:2000]!r}") from None
+
+
+def tokens_per_month(requests_per_day: float, output_tokens: int) -> float:
+    return requests_per_day / SECONDS_PER_DAY * output_tokens * 3600 * HOURS_PER_MONTH
+
+
+# --- item 1: the fleet's cost per million output tokens ---------------------------------------
+
+
+def test_the_readme_70b_fleet_costs_6_48_per_million_output_tokens(server: Server) -> None:
+    body = get_ok(server, "/v1/fleet", **README_70B)
+    # 72 H100s at $3.00 for 730 hours: $157,680 a month...
+    assert body["gpus_total"] == 72
+    assert body["monthly_cost_usd"] == pytest.approx(72 * H100_PRICE_USD * HOURS_PER_MONTH)
+    # ...for 2M x 400 tokens a day over 730/24 days: 24.33 billion tokens, $6.48 per million.
+    tokens = tokens_per_month(2e6, 400)
+    assert tokens == pytest.approx(24.333e9, rel=1e-4)
+    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(157_680 / tokens * 1e6)
+    assert round(body["cost_per_million_output_tokens_usd"], 2) == 6.48
+    # One fully loaded TP8 replica's figure stays, named as such: 8 x $3.00 an hour over its capacity.
+    replica = body["replica"]
+    replica_usd = 8 * H100_PRICE_USD / 3600 / replica["tokens_per_s"] * 1e6
+    assert body["replica_cost_per_million_output_tokens_usd"] == pytest.approx(replica_usd)
+    assert body["replica_cost_per_million_output_tokens_usd"] < body["cost_per_million_output_tokens_usd"]
+
+
+def test_each_forecast_period_has_its_own_cost_per_million_output_tokens(server: Server) -> None:
+    shape = {k: v for k, v in README_70B.items() if k not in ("requests_per_day", "peak_to_average")}
+    body = post_ok(
+        server,
+        "/v1/fleet",
+        {
+            **shape,
+            "peak_to_average": 2.5,
+            "forecast": [
+                {"period": "2027-01", "requests_per_day": 5e5},
+                {"period": "2027-06", "requests_per_day": 2e6},
+            ],
+        },
+    )
+    quiet, busy = body["periods"]
+    for row, requests_per_day in ((quiet, 5e5), (busy, 2e6)):
+        assert row["monthly_cost_usd"] == pytest.approx(row["gpus_total"] * H100_PRICE_USD * HOURS_PER_MONTH)
+        expected = row["monthly_cost_usd"] / tokens_per_month(requests_per_day, 400) * 1e6
+        assert row["cost_per_million_output_tokens_usd"] == pytest.approx(expected)
+    # A quarter of the traffic keeps a spare and rounds up replicas of the same size: dearer per token.
+    assert quiet["cost_per_million_output_tokens_usd"] > busy["cost_per_million_output_tokens_usd"]
