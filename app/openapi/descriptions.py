@@ -183,7 +183,9 @@ FIELDS: dict[str, str] = {
         "Cost of 10^6 output tokens at the decode-only tokens_per_s (prefill ignored), USD; null without a price."
     ),
     "cost_per_million_output_tokens_usd": (
-        "Cost of 10^6 output tokens from a fully loaded replica, USD; null without a price."
+        "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
+        "traffic brings in hours_per_month (spares, peak capacity and quiet hours included); null without a "
+        "price, and for a prefill pool (see cost_per_million_prompt_tokens_usd)."
     ),
     "created_at": "When it was stored, ISO 8601 UTC.",
     "crossover_concurrency": (
@@ -1208,11 +1210,6 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "expert_parallel": "Expert-parallel size, when given.",
     },
     "FleetOption": {
-        "cost_per_million_output_tokens_usd": (
-            "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
-            "traffic brings in hours_per_month (spares, peak capacity and quiet hours included); null without a "
-            "price, and for a prefill pool (see cost_per_million_prompt_tokens_usd)."
-        ),
         "replica_cost_per_million_output_tokens_usd": (
             "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
             "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
@@ -1332,11 +1329,6 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "pool_gpus_total": "Each pool's GPUs with spares, in FleetMix.pools' order.",
     },
     "FleetPool": {
-        "cost_per_million_output_tokens_usd": (
-            "The fleet's cost of 10^6 output tokens, USD: monthly_cost_usd over the output tokens its average "
-            "traffic brings in hours_per_month (spares, peak capacity and quiet hours included); null without a "
-            "price, and for a prefill pool (see cost_per_million_prompt_tokens_usd)."
-        ),
         "replica_cost_per_million_output_tokens_usd": (
             "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
             "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
