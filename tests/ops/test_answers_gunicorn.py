@@ -31,7 +31,34 @@ README_70B = {
     "tpot_slo_ms": 40,
     "ttft_slo_ms": 1500,
 }
-H100_PRICE_USD = 3.0  # catalog_seed/gpus.yaml: h100-sxm hourly_price_usd
+# catalog_seed/gpus.yaml: each GPU's hourly_price_usd
+H100_PRICE_USD = 3.0
+SEED_PRICES_USD = {"l4": 0.80, "a100-sxm-80gb": 1.80, "h100-sxm": H100_PRICE_USD}
+# README's disaggregated example: Llama 3.1 8B on H100, 8,000-token prompts, 200-token answers.
+README_DISAGGREGATED = {
+    "model": "llama-3.1-8b",
+    "gpu": "h100-sxm",
+    "requests_per_day": 2e6,
+    "peak_to_average": 2,
+    "prompt_tokens": 8000,
+    "output_tokens": 200,
+    "ttft_slo_ms": 1000,
+    "tpot_slo_ms": 20,
+    "topology": "disaggregated",
+}
+# README's mix: 95% 100/100-token turns, 5% 120,000-token documents over L4, A100 and H100.
+README_MIX = {
+    "model": "llama-3.1-8b",
+    "mix": True,
+    "gpus": "l4,a100-sxm-80gb,h100-sxm",
+    "requests_per_day": 5e6,
+    "ttft_slo_ms": 20_000,
+    "tpot_slo_ms": 60,
+    "length_buckets": [
+        {"prompt_tokens": 100, "output_tokens": 100, "share": 0.95},
+        {"prompt_tokens": 120_000, "output_tokens": 200, "share": 0.05},
+    ],
+}
 
 
 @pytest.fixture(scope="module")
@@ -112,4 +139,50 @@ def test_each_forecast_period_has_its_own_cost_per_million_output_tokens(server:
         expected = row["monthly_cost_usd"] / tokens_per_month(requests_per_day, 400) * 1e6
         assert row["cost_per_million_output_tokens_usd"] == pytest.approx(expected)
     # A quarter of the traffic keeps a spare and rounds up replicas of the same size: dearer per token.
+    assert quiet["cost_per_million_output_tokens_usd"] > busy["cost_per_million_output_tokens_usd"]
+
+
+def test_a_disaggregated_plan_costs_both_pools_over_the_output_tokens(server: Server) -> None:
+    body = get_ok(server, "/v1/fleet", **README_DISAGGREGATED)
+    prefill, decode = body["prefill_pool"], body["decode_pool"]
+    monthly = (prefill["gpus_total"] + decode["gpus_total"]) * H100_PRICE_USD * HOURS_PER_MONTH
+    assert body["monthly_cost_usd"] == pytest.approx(monthly)
+    # Both pools' bill over the 2M x 200 output tokens a day bring in 730 hours (12.17 billion).
+    output_tokens = tokens_per_month(2e6, 200)
+    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(monthly / output_tokens * 1e6)
+    # The decode pool's own bill over the same tokens, and its loaded replica's floor.
+    decode_monthly = decode["gpus_total"] * H100_PRICE_USD * HOURS_PER_MONTH
+    assert decode["cost_per_million_output_tokens_usd"] == pytest.approx(decode_monthly / output_tokens * 1e6)
+    replica = decode["replica"]
+    floor = replica["gpus"] * H100_PRICE_USD / 3600 / replica["tokens_per_s"] * 1e6
+    assert decode["replica_cost_per_million_output_tokens_usd"] == pytest.approx(floor)
+    # The prefill pool hands back one token a request: its figures come per million prompt tokens,
+    # 2M x 8,000 a day, and a loaded prefill replica takes max_request_rate prompts of 8,000 a second.
+    assert prefill["cost_per_million_output_tokens_usd"] is None
+    assert prefill["replica_cost_per_million_output_tokens_usd"] is None
+    prefill_monthly = prefill["gpus_total"] * H100_PRICE_USD * HOURS_PER_MONTH
+    prompt_tokens = tokens_per_month(2e6, 8000)
+    assert prefill["cost_per_million_prompt_tokens_usd"] == pytest.approx(prefill_monthly / prompt_tokens * 1e6)
+    replica = prefill["replica"]
+    floor = replica["gpus"] * H100_PRICE_USD / 3600 / (replica["max_request_rate"] * 8000) * 1e6
+    assert prefill["replica_cost_per_million_prompt_tokens_usd"] == pytest.approx(floor)
+
+
+def test_a_mix_costs_every_pool_over_the_output_tokens_it_serves(server: Server) -> None:
+    forecast = [{"period": "2027-01", "requests_per_day": 1e6}, {"period": "2027-02", "requests_per_day": 5e6}]
+    body = post_ok(server, "/v1/fleet", {**README_MIX, "forecast": forecast})
+    mix = body["mix"]
+    # A request brings 0.95 x 100 + 0.05 x 200 = 105 output tokens on average.
+    per_request = 0.95 * 100 + 0.05 * 200
+    monthly = sum(p["gpus_total"] * SEED_PRICES_USD[p["gpu"]] for p in mix["pools"]) * HOURS_PER_MONTH
+    assert body["monthly_cost_usd"] == pytest.approx(monthly)
+    expected = monthly / (5e6 / SECONDS_PER_DAY * per_request * 3600 * HOURS_PER_MONTH) * 1e6
+    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(expected)
+    for row, asked in zip(mix["periods"], forecast, strict=True):
+        month = sum(
+            gpus * SEED_PRICES_USD[pool["gpu"]] for gpus, pool in zip(row["pool_gpus_total"], mix["pools"], strict=True)
+        )
+        tokens = asked["requests_per_day"] / SECONDS_PER_DAY * per_request * 3600 * HOURS_PER_MONTH
+        assert row["cost_per_million_output_tokens_usd"] == pytest.approx(month * HOURS_PER_MONTH / tokens * 1e6)
+    quiet, busy = mix["periods"]
     assert quiet["cost_per_million_output_tokens_usd"] > busy["cost_per_million_output_tokens_usd"]
