@@ -13,7 +13,7 @@ from . import workbook
 from .errors import ApiError
 from .lookup import context
 from .render import respond
-from .requests import parse
+from .requests import QUERY_METHODS, parse
 from .schemas import PLANNING_BY_PATH
 
 bp = Blueprint("fleet", __name__, url_prefix="/v1")
@@ -27,7 +27,7 @@ def fleet() -> Response:
     """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
     autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost."""
     for name, what in (("forecast", "a list of periods"), ("length_buckets", "a list of buckets")):
-        if request.method == "GET" and name in request.args:
+        if request.method in QUERY_METHODS and name in request.args:
             raise ApiError(422, f"{name} is POST only: {what} has no query form", {name: ["POST only"]})
     fleet_request = parse(PLANNING_BY_PATH["/v1/fleet"].schema)
     answer = fleets.fleet(fleet_request, context())

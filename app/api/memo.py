@@ -25,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from app.observability import PLANNING_CACHE
 
 from .lookup import calibrations, catalog, stale_note
+from .requests import QUERY_METHODS
 from .schemas import PLANNING_BY_ENDPOINT
 
 ENDPOINTS = frozenset(PLANNING_BY_ENDPOINT)
@@ -72,7 +73,8 @@ class AnswerMemo:
 
 
 def _key() -> tuple[Any, ...] | None:
-    if request.method != "GET" or request.endpoint not in ENDPOINTS:
+    # A HEAD is the GET's answer without its body (Werkzeug leaves the body out): one key.
+    if request.method not in QUERY_METHODS or request.endpoint not in ENDPOINTS:
         return None
     try:
         # Answers read the catalog and the calibrations: a new copy of either is a new key.

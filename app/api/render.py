@@ -29,10 +29,18 @@ OWN_FORMATS = frozenset({"keda", "xlsx"})
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _format_asked() -> str | None:
+    """`?format=` when it names one of FORMATS' keys or a wrong one (not blank, not a view's own)."""
+    asked = request.args.get("format")
+    if asked is None or asked.strip() == "" or asked.lower() in OWN_FORMATS:
+        return None
+    return asked
+
+
 def wants() -> str:
     """The representation asked for: `?format=` wins over Accept; JSON by default."""
-    asked = request.args.get("format")
-    if asked is not None and asked.strip() != "" and asked.lower() not in OWN_FORMATS:
+    asked = _format_asked()
+    if asked is not None:
         if asked.lower() not in FORMATS:
             raise ApiError(422, "format must be json or csv", {"format": ["must be one of: json, csv"]})
         return FORMATS[asked.lower()]
@@ -93,8 +101,12 @@ def respond(body: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] | None = 
             rows = [{k: v for k, v in body.items() if not isinstance(v, list) or k in ("warnings",) or _scalars(v)}]
         response = current_app.response_class(csv_text(rows), status=status, mimetype=CSV)
         response.headers["Content-Type"] = "text/csv; charset=utf-8"
-        return response
-    return current_app.response_class(json.dumps(finite(body)), status=status, mimetype=JSON)
+    else:
+        response = current_app.response_class(json.dumps(finite(body)), status=status, mimetype=JSON)
+    if _format_asked() is None:
+        # Accept chose the format: a shared cache must not hand this answer to another Accept.
+        response.vary.add("Accept")
+    return response
 
 
 def finite(value: Any) -> Any:
@@ -111,8 +123,3 @@ def finite(value: Any) -> Any:
 
 def _scalars(values: list[Any]) -> bool:
     return all(not isinstance(v, (Mapping, list)) for v in values)
-
-
-def vary_on_accept(response: Response) -> Response:
-    response.vary.add("Accept")
-    return response

@@ -13,6 +13,8 @@ from .schemas import load
 
 # Query parameters that are ours but not the schema's (representation, not input).
 RESERVED = frozenset({"format"})
+# Methods whose input is the query string: HEAD is a GET without the body (RFC 9110 9.3.2).
+QUERY_METHODS = frozenset({"GET", "HEAD"})
 # Inline objects can be spelled as dotted query parameters (gpu.memory_gb=80,
 # prices.spot_usd_per_hour=1.2), where the endpoint takes that object.
 INLINE_PREFIXES = ("model.", "gpu.", "prices.", "ownership.")
@@ -182,8 +184,8 @@ def json_payload(hint: str = " (or use GET with query parameters)") -> dict[str,
 
 
 def parse(schema: Schema) -> Any:
-    """The request's parameters (GET) or body (POST) loaded by `schema`: a planning schema's
-    typed request."""
-    if request.method == "GET":
+    """The request's parameters (GET, and HEAD: the same answer without its body) or body
+    (POST) loaded by `schema`: a planning schema's typed request."""
+    if request.method in QUERY_METHODS:
         return load(schema, query_payload(schema), strict=False)
     return load(schema, json_payload(), strict=True)

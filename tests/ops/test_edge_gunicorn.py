@@ -111,3 +111,38 @@ def test_a_nul_in_a_slug_is_404_problem_json(server: Server) -> None:
 
 def test_a_deep_dotted_key_is_422_problem_json(server: Server) -> None:
     assert_problem(get(server, "/v1/fit?model=llama-3.1-8b&gpu." + ".".join(["a"] * 1_000) + "=1"), 422)
+
+
+def head(server: Server, target: str, extra: str = "") -> tuple[int, dict[str, str], bytes]:
+    return raw(server, f"HEAD {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n{extra}\r\n".encode())
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        FIT,
+        "/v1/throughput?model=llama-3.1-8b&gpu=h100-sxm&format=csv",
+        "/v1/fleet?model=llama-3.2-1b&gpu=h100-sxm&requests_per_day=1e5",
+        "/v1/models",
+        "/healthz",
+        "/openapi.yaml",
+    ],
+)
+def test_head_answers_the_gets_headers_without_a_body(server: Server, target: str) -> None:
+    """What a spreadsheet's import-by-URL, `curl -I` or an uptime monitor sends first."""
+    got_code, got_headers, got_body = get(server, target)
+    code, headers, body = head(server, target)
+    assert (code, got_code) == (200, 200), body[:300]
+    assert body == b""
+    assert headers["content-type"] == got_headers["content-type"]
+    assert int(headers["content-length"]) == len(got_body)
+
+
+def test_an_answer_chosen_by_accept_varies_on_it(server: Server) -> None:
+    _, as_json, _ = get(server, FIT)
+    _, as_csv, body = get(server, FIT, "Accept: text/csv\r\n")
+    assert as_csv["content-type"].startswith("text/csv"), body[:300]
+    for headers in (as_json, as_csv):
+        assert "accept" in [part.strip().lower() for part in headers["vary"].split(",")]
+    _, by_format, _ = get(server, FIT + "&format=csv", "Accept: application/json\r\n")
+    assert "accept" not in by_format.get("vary", "").lower()
