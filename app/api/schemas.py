@@ -744,6 +744,9 @@ class TopologySchema(Schema):
 
 
 MAX_HORIZON_MONTHS = MAX_FORECAST_PERIODS * 12
+# What an engine may serve a model as and a PromQL label matcher can hold as it is.
+SERVED_NAME = r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,199}$"
+SERVED_NAME_ERROR = "1 to 200 letters, digits and . _ / : @ + - (no quotes: every trigger's query filters on it)"
 COMMITMENT_CHOICES = (*TERM_MONTHS, "none")
 
 
@@ -879,6 +882,8 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySc
     limit = Integer(load_default=20, validate=count(1, 500))
     deployment = fields.String(allow_none=True, validate=validate.Regexp(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"))
     prometheus_url = fields.String(load_default="http://prometheus.monitoring:9090", validate=validate.Length(max=500))
+    served_model_name = fields.String(allow_none=True, validate=validate.Regexp(SERVED_NAME, error=SERVED_NAME_ERROR))
+    scale_to_zero = fields.Boolean(load_default=False)
     forecast = fields.List(
         fields.Nested(PeriodSchema),
         allow_none=True,
@@ -926,6 +931,8 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySc
             limit=data["limit"],
             deployment=data.get("deployment"),
             prometheus_url=data["prometheus_url"],
+            served_model_name=data.get("served_model_name"),
+            scale_to_zero=data["scale_to_zero"],
             simulation=self.simulation(data),
             given=given,
             topology=data["topology"],

@@ -24,6 +24,7 @@ from app.api import catalog_schemas
 from app.api.schemas import PeakSchema
 from app.catalog import models as tables
 from app.sizing import disaggregated, fleet, procurement
+from app.sizing.triggers import SIGNALS
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
@@ -420,6 +421,16 @@ class FleetAutoscaling(Schema):
     max_in_flight_per_replica = fields.Integer(required=True)
     cold_start_s = fields.Float(required=True, allow_none=True)
     queue_metric = fields.String(required=True)
+    served_model_name = fields.String(required=True)
+    triggers = fields.List(fields.Nested("FleetTrigger"), required=True)
+
+
+class FleetTrigger(Schema):
+    signal = fields.String(required=True, validate=validate.OneOf(SIGNALS))
+    metrics = fields.List(fields.String(), required=True)
+    query = fields.String(required=True)
+    threshold = fields.Float(required=True)
+    derived_from = fields.String(required=True)
 
 
 class FleetOption(_sized(required=False), _PromptCost):  # type: ignore[misc]
@@ -984,6 +995,7 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FleetReplica,
     FleetPredicted,
     FleetAutoscaling,
+    FleetTrigger,
     FleetOption,
     FleetPeriod,
     FleetPool,

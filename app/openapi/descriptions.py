@@ -527,7 +527,32 @@ FIELDS: dict[str, str] = {
         "Components the checkpoint's own format quantizes; null or absent: the format's convention (every linear "
         "layer; MXFP4 only the experts)."
     ),
-    "queue_metric": "vLLM metric a scaler should watch for queued requests.",
+    "queue_metric": "The engine's metric of requests waiting for prefill, which the waiting trigger watches.",
+    "served_model_name": (
+        "The name the engine serves the model as (vLLM and SGLang `--served-model-name`, trtllm-serve's model "
+        "name), which its metrics carry as `model_name` and every trigger's query filters on. Default: the "
+        "checkpoint's Hugging Face repository (what `vllm serve` downloads), else the model's name."
+    ),
+    "scale_to_zero": (
+        "`format=keda`: let the deployment scale to zero replicas when idle (minReplicaCount 0, KEDA's "
+        "cooldownPeriod the wait before it; the first request after zero waits a cold start). Default false: the "
+        "plan's minimum stays up."
+    ),
+    "triggers": (
+        "The engine's autoscaling triggers (FleetTrigger): each signal, the metrics it sums, the PromQL query, the "
+        "per-replica threshold and how the threshold follows from the queueing model."
+    ),
+    "signal": (
+        "What the trigger watches: `in_flight` (requests waiting + running), `waiting` (requests queued for "
+        "prefill) or `kv_usage` (share of the KV cache held, 0 to 1)."
+    ),
+    "metrics": "The engine's Prometheus gauges the trigger sums (names as the engine exports them).",
+    "query": "PromQL summing the gauges over the pods, filtered on the served model name.",
+    "threshold": (
+        "Per replica: the autoscaler wants ceil(query / threshold) replicas (KEDA's AverageValue); requests, or a "
+        "share of the KV cache for kv_usage."
+    ),
+    "derived_from": "How the threshold was found, with the queueing model's figures it came from.",
     "queueing": "What the TTFT holds of waiting.",
     "rank": "Position among the options that meet the SLOs (1 = cheapest per month); null when ruled out.",
     "replica": "One replica of the fleet (FleetReplica): its GPUs, its capacity under the SLOs and its planned load.",
@@ -1910,6 +1935,7 @@ SCHEMAS: dict[str, str] = {
         "sequences they would."
     ),
     "FleetAutoscaling": "What a KEDA/HPA policy needs.",
+    "FleetTrigger": "One autoscaling trigger of the engine, its threshold derived from the SLO and the queueing model.",
     "FleetOption": "One configuration of the ranking: sized when it could be, with why it ranks where it does.",
     "FleetPeriod": "The fleet for one forecast period, with the same replica (disaggregated: both pools' sums).",
     "FleetPool": "One pool of a disaggregated plan: its replica, its size and cost, its ranked options.",

@@ -428,9 +428,12 @@ WORKBOOK: dict[str, Any] = {
 }
 KEDA: dict[str, Any] = {
     "type": "object",
-    "description": "With `format=keda`: a KEDA ScaledObject (keda.sh/v1alpha1) whose min/max replicas, cooldown and "
-    "Prometheus thresholds come from the plan, triggering on vLLM's `vllm:num_requests_waiting` and "
-    "`vllm:num_requests_running`. A YAML document, described here as the object it holds.",
+    "description": "With `format=keda`: a KEDA ScaledObject (keda.sh/v1alpha1) for the request's engine whose "
+    "min/max replicas, scale-down window and Prometheus thresholds come from the plan: the triggers of "
+    "`autoscaling.triggers` (requests in flight, requests waiting, KV cache usage, each the engine's own metric "
+    "filtered on `served_model_name`), a fallback to the peak fleet when a metric is missing, and with "
+    "`scale_to_zero` minReplicaCount 0 and KEDA's cooldownPeriod. A YAML document, described here as the object it "
+    "holds.",
     "required": ["apiVersion", "kind", "metadata", "spec"],
     "properties": {
         "apiVersion": {"const": "keda.sh/v1alpha1"},

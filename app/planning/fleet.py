@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from app.sizing.engine import IDEAL
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
     AGGREGATED,
@@ -31,6 +32,7 @@ from app.sizing.fleet_plan import (
     size,
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
+from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 
 from . import finance
 from .calibration import Applied, apply, basis, ranking_note
@@ -41,9 +43,13 @@ from .replica import engine_fields, uncertainty_fields, with_engine
 from .requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
-# vLLM's V1 metric names, which a generated autoscaling policy refers to.
-QUEUE_METRIC = "vllm:num_requests_waiting"
-RUNNING_METRIC = "vllm:num_requests_running"
+# How often KEDA asks Prometheus, and the failed reads before it falls back, s and reads.
+POLLING_INTERVAL_S = 15
+FALLBACK_FAILURES = 3
+# Scale-in waits at least this long (HPA's own default window) or two cold starts, s.
+MIN_SCALE_DOWN_WINDOW_S = 300
+# HPA refuses a stabilization window over an hour.
+MAX_STABILIZATION_S = 3600
 
 
 def _ms(seconds: float | None) -> float | None:
@@ -137,18 +143,22 @@ def token_cost_fields(cost: TokenCost | None) -> dict[str, Any]:
     return body
 
 
-def served_name(plan: FleetPlan, model_label: str) -> str:
-    """What vLLM serves and labels its metrics with (`model_name`): the checkpoint's Hugging
-    Face repo, which it downloads, else the model's label."""
-    return plan.fit.model.hf_repo or model_label
+def served_name(plan: FleetPlan, model_label: str, given: str | None = None) -> str:
+    """What the engine serves and labels its metrics with (`model_name`): the request's
+    `served_model_name`, else the checkpoint's Hugging Face repo (which vLLM downloads), else
+    the model's label."""
+    return given or plan.fit.model.hf_repo or model_label
 
 
-def vllm_command(plan: FleetPlan, model_label: str) -> str:
-    """The replica's `vllm serve` line, every size taken from the plan."""
+def vllm_command(plan: FleetPlan, model_label: str, served_model_name: str | None = None) -> str:
+    """The replica's `vllm serve` line, every size taken from the plan (and the name it
+    serves, which its metrics carry, when the request gives one of its own)."""
     fitted = plan.fit
+    repo = served_name(plan, model_label)
     parts = [
         "vllm serve",
-        served_name(plan, model_label),
+        repo,
+        *([f"--served-model-name {served_model_name}"] if served_model_name and served_model_name != repo else []),
         f"--tensor-parallel-size {fitted.tensor_parallel}",
         f"--max-num-seqs {plan.capacity.max_num_seqs or plan.capacity.concurrency}",
         f"--max-model-len {fitted.inputs.prompt_tokens + fitted.inputs.output_tokens}",
@@ -161,25 +171,55 @@ def vllm_command(plan: FleetPlan, model_label: str) -> str:
     return " ".join(parts)
 
 
-def queue_target(plan: FleetPlan) -> int:
-    """Requests waiting per replica that say it runs at capacity: under random arrivals the
-    queueing model's mean queue at the capacity rate; else a quarter of the target in flight
-    (requests queue once every replica holds its target)."""
-    queued = plan.capacity.queue_length
-    if queued is not None:
-        return max(1, math.ceil(queued))
-    return max(1, plan.capacity.concurrency // 4)
+def engine_name(plan: FleetPlan) -> str:
+    return IDEAL if plan.fit.engine is None else plan.fit.engine.name
 
 
-def autoscaling_body(plan: FleetPlan) -> dict[str, Any]:
+def plan_triggers(plan: FleetPlan, traffic: FleetInputs | None) -> list[Trigger]:
+    """The plan's triggers for its engine, thresholds from its queueing model at the capacity
+    rate and the TTFT SLO `traffic` states (app/sizing/triggers.py)."""
+    ttft_ms = None if traffic is None else traffic.ttft_slo_ms
+    arrivals = None if traffic is None else traffic.arrivals
+    percentile = arrivals.slo_percentile if arrivals is not None else 95.0
+    ttft_s = None if ttft_ms is None else ttft_ms / MS
+    return triggers(engine_name(plan), plan.capacity, plan.queueing, ttft_s, percentile)
+
+
+def promql(trigger: Trigger, served: str) -> str:
+    """The sum over the pods of each gauge the trigger reads, filtered on the served name."""
+    selector = f'{{{MODEL_LABEL}="{served}"}}'
+    return " + ".join(f"sum({metric}{selector})" for metric in trigger.metrics)
+
+
+def threshold_text(trigger: Trigger) -> str:
+    """KEDA's threshold string: a whole number of requests, or a usage to two decimals."""
+    return f"{trigger.threshold:.2f}" if trigger.signal == KV_USAGE else str(int(trigger.threshold))
+
+
+def trigger_row(trigger: Trigger, served: str) -> dict[str, Any]:
+    return {
+        "signal": trigger.signal,
+        "metrics": list(trigger.metrics),
+        "query": promql(trigger, served),
+        "threshold": trigger.threshold,
+        "derived_from": trigger.derived_from,
+    }
+
+
+def autoscaling_body(plan: FleetPlan, traffic: FleetInputs | None, served: str) -> dict[str, Any]:
+    """What a KEDA/HPA policy needs: the bounds, the targets and the engine's triggers."""
+    found = plan_triggers(plan, traffic)
+    waiting = next(t for t in found if t.signal == WAITING)
     return {
         "min_replicas": plan.size.min_replicas,
         "max_replicas": plan.size.max_replicas,
         "target_in_flight_per_replica": plan.capacity.concurrency,
-        "target_queue_per_replica": queue_target(plan),
+        "target_queue_per_replica": int(waiting.threshold),
         "max_in_flight_per_replica": plan.fit.result.max_concurrency,
         "cold_start_s": plan.cold_start_s,
-        "queue_metric": QUEUE_METRIC,
+        "queue_metric": waiting.metrics[0],
+        "served_model_name": served,
+        "triggers": [trigger_row(t, served) for t in found],
     }
 
 
@@ -209,8 +249,10 @@ def plan_body(
         "replicas_per_card": plan.replicas_per_card,
         "hours_per_month": request.traffic.hours_per_month,
         "host_cpu_cores": plan.host_cpu_cores,
-        "autoscaling": autoscaling_body(plan),
-        "vllm_command": vllm_command(plan, model_label),
+        "autoscaling": autoscaling_body(
+            plan, request.traffic, served_name(plan, model_label, request.served_model_name)
+        ),
+        "vllm_command": vllm_command(plan, model_label, request.served_model_name),
         **engine_fields(plan.fit),
         "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
         "leaves_out": _leaves_out(plan),
@@ -410,10 +452,58 @@ def _dns_name(text: str) -> str:
     return (name or "llm")[:63].rstrip("-")
 
 
+def scale_down_window_s(plan: FleetPlan) -> int:
+    """Scale-in waits out two cold starts (at least HPA's default 300 s) so that a brief dip
+    does not throw away a warm replica it would take minutes to bring back."""
+    return min(MAX_STABILIZATION_S, max(MIN_SCALE_DOWN_WINDOW_S, math.ceil(plan.cold_start_s * 2)))
+
+
 def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest) -> dict[str, Any]:
-    """A KEDA ScaledObject whose bounds and thresholds come from the plan."""
-    deployment = request.deployment or _dns_name(f"vllm-{model_label}")
-    selector = f'{{model_name="{served_name(plan, model_label)}"}}'
+    """A KEDA ScaledObject for the request's engine whose bounds and thresholds come from the
+    plan. The scale-in delay is HPA's scale-down stabilization window (KEDA's cooldownPeriod
+    only acts on the way to zero: it is set when scale_to_zero asks for minReplicaCount 0).
+    Without scale-to-zero an empty query result is an error (`ignoreNullValues: false`), so a
+    metric gone missing holds the peak fleet (`fallback`) instead of reading as 0 and
+    shrinking it to the minimum."""
+    deployment = request.deployment or _dns_name(f"{engine_metrics(engine_name(plan)).engine}-{model_label}")
+    served = served_name(plan, model_label, request.served_model_name)
+    window = scale_down_window_s(plan)
+    to_zero = request.scale_to_zero
+    spec: dict[str, Any] = {
+        "scaleTargetRef": {"name": deployment},
+        "pollingInterval": POLLING_INTERVAL_S,
+        "minReplicaCount": 0 if to_zero else plan.size.min_replicas,
+        "maxReplicaCount": plan.size.max_replicas,
+    }
+    if to_zero:
+        spec["cooldownPeriod"] = window
+    spec["fallback"] = {"failureThreshold": FALLBACK_FAILURES, "replicas": plan.size.max_replicas}
+    spec["advanced"] = {
+        "horizontalPodAutoscalerConfig": {
+            "behavior": {
+                "scaleDown": {
+                    "stabilizationWindowSeconds": window,
+                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+                },
+                "scaleUp": {"stabilizationWindowSeconds": 0},
+            }
+        }
+    }
+    spec["triggers"] = [
+        {
+            "type": "prometheus",
+            "name": trigger.signal.replace("_", "-"),
+            "metricType": "AverageValue",
+            "metadata": {
+                "serverAddress": request.prometheus_url,
+                "query": promql(trigger, served),
+                "threshold": threshold_text(trigger),
+                # At zero replicas no pod exports anything: an empty result is then zero load.
+                "ignoreNullValues": "true" if to_zero else "false",
+            },
+        }
+        for trigger in plan_triggers(plan, request.traffic)
+    ]
     return {
         "apiVersion": "keda.sh/v1alpha1",
         "kind": "ScaledObject",
@@ -421,30 +511,5 @@ def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest)
             "name": _dns_name(f"{deployment}-scaler"),
             "labels": {"app.kubernetes.io/managed-by": "fleet-sizer"},
         },
-        "spec": {
-            "scaleTargetRef": {"name": deployment},
-            "minReplicaCount": plan.size.min_replicas,
-            "maxReplicaCount": plan.size.max_replicas,
-            "pollingInterval": 15,
-            # Scale-in waits out a cold start so a brief dip does not throw away a warm replica.
-            "cooldownPeriod": max(300, math.ceil(plan.cold_start_s * 2)),
-            "triggers": [
-                {
-                    "type": "prometheus",
-                    "metadata": {
-                        "serverAddress": request.prometheus_url,
-                        "query": f"sum({QUEUE_METRIC}{selector}) + sum({RUNNING_METRIC}{selector})",
-                        "threshold": str(plan.capacity.concurrency),
-                    },
-                },
-                {
-                    "type": "prometheus",
-                    "metadata": {
-                        "serverAddress": request.prometheus_url,
-                        "query": f"sum({QUEUE_METRIC}{selector})",
-                        "threshold": str(queue_target(plan)),
-                    },
-                },
-            ],
-        },
+        "spec": spec,
     }

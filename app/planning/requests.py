@@ -113,6 +113,10 @@ class FleetRequest:
     limit: int = 20
     deployment: str | None = None
     prometheus_url: str = "http://prometheus.monitoring:9090"
+    # The name the engine serves and labels its metrics with (None: the checkpoint's repo).
+    served_model_name: str | None = None
+    # format=keda: minReplicaCount 0, KEDA's cooldownPeriod the way down to it.
+    scale_to_zero: bool = False
     # Set: the chosen option's planned peak is simulated, to check the analytic capacity.
     simulation: Simulation | None = None
     # More than one: the weight formats the search may choose from (else inputs' one).

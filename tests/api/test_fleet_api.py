@@ -352,3 +352,25 @@ def test_a_measured_or_ideal_fleet_has_no_range(client):
     assert get_ok(client, "/v1/fleet", **SEED)["uncertainty"] is None
     ideal = get_ok(client, "/v1/fleet", model="llama-3.1-8b", gpu="h100-sxm", requests_per_day=100_000, engine="ideal")
     assert ideal["uncertainty"] is None and ideal["uncertainty_basis"].startswith("engine=ideal")
+
+
+def test_a_served_model_name_is_what_every_trigger_filters_on_and_vllm_serves_as(client):
+    query = {**LLAMA_70B_AT_2M, "gpu": "h100-sxm", "served_model_name": "llama-70b-instruct"}
+    body = get_ok(client, "/v1/fleet", **query)
+    scaling = body["autoscaling"]
+    assert scaling["served_model_name"] == "llama-70b-instruct"
+    assert all('model_name="llama-70b-instruct"' in t["query"] for t in scaling["triggers"])
+    assert "--served-model-name llama-70b-instruct" in body["vllm_command"]
+    # By default the checkpoint's repository, which vLLM downloads and labels its metrics with.
+    default = get_ok(client, "/v1/fleet", **LLAMA_70B_AT_2M, gpu="h100-sxm")["autoscaling"]
+    assert default["served_model_name"] == "meta-llama/Llama-3.1-70B"
+    assert [t["signal"] for t in default["triggers"]] == ["in_flight", "waiting", "kv_usage"]
+    response = client.get("/v1/fleet", query_string={**query, "served_model_name": 'x"} or vector(1)'})
+    assert response.status_code == 422 and "served_model_name" in response.get_json()["errors"]
+
+
+def test_each_engines_triggers_carry_its_own_metric_names(client):
+    for engine, waiting in (("vllm", "vllm:"), ("sglang", "sglang:"), ("trtllm", "trtllm_")):
+        scaling = get_ok(client, "/v1/fleet", **LLAMA_70B_AT_2M, gpu="h100-sxm", engine=engine)["autoscaling"]
+        assert scaling["queue_metric"].startswith(waiting)
+        assert all(m.startswith(waiting) for t in scaling["triggers"] for m in t["metrics"])

@@ -7,13 +7,17 @@ directories that exist under a read-only root, and the migration Job on the app'
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
 import yaml
 from flask import Flask
+from flask.testing import FlaskClient
 from jsonschema import Draft202012Validator
 
 from .helpers import KUBERNETES_DIR, final_stage, get_routes, gunicorn_settings, image_env, instructions
@@ -156,6 +160,179 @@ def test_service_monitor_matches_the_crd_fields_it_uses() -> None:
     assert errors == []
     for endpoint in monitor["spec"]["endpoints"]:
         assert seconds(endpoint["scrapeTimeout"]) <= seconds(endpoint["interval"]), "Prometheus refuses it otherwise"
+
+
+# The fields of KEDA's ScaledObject CRD (keda.sh/v1alpha1, config/crd/bases/keda.sh_scaledobjects.yaml
+# of KEDA 2.x) that a generated policy may use, with the CRD's types (int32 counts, string trigger
+# metadata, HPA behavior's bounds); anything else is refused.
+INT32 = {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
+HPA_POLICY = {
+    "type": "object",
+    "required": ["type", "value", "periodSeconds"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"enum": ["Pods", "Percent"]},
+        "value": {"type": "integer", "minimum": 1},
+        "periodSeconds": {"type": "integer", "minimum": 1, "maximum": 1800},
+    },
+}
+HPA_RULES = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "stabilizationWindowSeconds": {"type": "integer", "minimum": 0, "maximum": 3600},
+        "selectPolicy": {"enum": ["Max", "Min", "Disabled"]},
+        "policies": {"type": "array", "minItems": 1, "items": HPA_POLICY},
+    },
+}
+SCALED_OBJECT_SCHEMA = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "additionalProperties": False,
+    "properties": {
+        "apiVersion": {"const": "keda.sh/v1alpha1"},
+        "kind": {"const": "ScaledObject"},
+        "metadata": SERVICE_MONITOR_SCHEMA["properties"]["metadata"],  # type: ignore[index]
+        "spec": {
+            "type": "object",
+            "required": ["scaleTargetRef", "triggers"],
+            "additionalProperties": False,
+            "properties": {
+                "scaleTargetRef": {
+                    "type": "object",
+                    "required": ["name"],
+                    "additionalProperties": False,
+                    "properties": {
+                        n: {"type": "string"} for n in ("name", "kind", "apiVersion", "envSourceContainerName")
+                    },
+                },
+                "pollingInterval": INT32,
+                "cooldownPeriod": INT32,
+                "initialCooldownPeriod": INT32,
+                "idleReplicaCount": INT32,
+                "minReplicaCount": INT32,
+                "maxReplicaCount": INT32,
+                "fallback": {
+                    "type": "object",
+                    "required": ["failureThreshold", "replicas"],
+                    "additionalProperties": False,
+                    "properties": {"failureThreshold": INT32, "replicas": INT32},
+                },
+                "advanced": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "restoreToOriginalReplicaCount": {"type": "boolean"},
+                        "horizontalPodAutoscalerConfig": {
+                            "type": "object",
+                            "additionalProperties": False,
+                            "properties": {
+                                "name": {"type": "string"},
+                                "behavior": {
+                                    "type": "object",
+                                    "additionalProperties": False,
+                                    "properties": {"scaleUp": HPA_RULES, "scaleDown": HPA_RULES},
+                                },
+                            },
+                        },
+                    },
+                },
+                "triggers": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {
+                        "type": "object",
+                        "required": ["type", "metadata"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "type": {"type": "string"},
+                            "name": {"type": "string"},
+                            "metricType": {"enum": ["AverageValue", "Value", "Utilization"]},
+                            "useCachedMetrics": {"type": "boolean"},
+                            "metadata": STRING_MAP,
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+# What KEDA's Prometheus scaler reads from a trigger's metadata.
+PROMETHEUS_METADATA = {
+    "type": "object",
+    "required": ["serverAddress", "query", "threshold"],
+    "additionalProperties": False,
+    "properties": {
+        "serverAddress": {"type": "string", "pattern": "^https?://"},
+        "query": {"type": "string"},
+        "threshold": {"type": "string", "pattern": r"^[0-9]+(\.[0-9]+)?$"},
+        "activationThreshold": {"type": "string"},
+        "ignoreNullValues": {"enum": ["true", "false"]},
+    },
+}
+ENGINE_GAUGES = json.loads((Path(__file__).parents[1] / "fixtures" / "engine_metrics.json").read_text(encoding="utf-8"))
+KEDA_PLAN = {
+    "model": "llama-3.1-8b",
+    "gpu": "h100-sxm",
+    "requests_per_day": 2_000_000,
+    "peak_to_average": 3,
+    "prompt_tokens": 1000,
+    "output_tokens": 300,
+    "ttft_slo_ms": 500,
+    "tpot_slo_ms": 50,
+}
+
+
+def keda_policy(client: FlaskClient, **extra: Any) -> dict[str, Any]:
+    response = client.get("/v1/fleet", query_string={**KEDA_PLAN, **extra, "format": "keda"})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    document: dict[str, Any] = yaml.safe_load(response.get_data(as_text=True))
+    return document
+
+
+def test_the_scaled_object_schema_is_strict() -> None:
+    """A misspelt field is refused, so passing below means something."""
+    assert list(Draft202012Validator(SCALED_OBJECT_SCHEMA).iter_errors({"apiVersion": "keda.sh/v1alpha1"}))
+    broken = {"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": {"name": "x"}}
+    broken["spec"] = {"scaleTargetRef": {"name": "x"}, "triggers": [{"type": "prometheus", "metadata": {}}]}
+    assert not list(Draft202012Validator(SCALED_OBJECT_SCHEMA).iter_errors(broken))
+    broken["spec"]["cooldownPeriods"] = 300
+    assert list(Draft202012Validator(SCALED_OBJECT_SCHEMA).iter_errors(broken))
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "trtllm"])
+def test_a_keda_policy_matches_the_crd_and_names_only_its_engines_metrics(client: FlaskClient, engine: str) -> None:
+    policy = keda_policy(client, engine=engine, served_model_name="llama-8b-instruct")
+    assert [e.message for e in Draft202012Validator(SCALED_OBJECT_SCHEMA).iter_errors(policy)] == []
+    spec = policy["spec"]
+    exported = set(ENGINE_GAUGES[engine]["gauges"])
+    named = set()
+    for trigger in spec["triggers"]:
+        metadata = trigger["metadata"]
+        assert [e.message for e in Draft202012Validator(PROMETHEUS_METADATA).iter_errors(metadata)] == []
+        gauges = re.findall(r"([a-z_:]+)\{model_name=\"llama-8b-instruct\"\}", metadata["query"])
+        assert gauges and metadata["query"].count("{") == len(gauges)  # every gauge filtered on the served name
+        named.update(gauges)
+    assert named and named <= exported
+    # A missing metric is an error, which holds the peak fleet, not a zero that shrinks it.
+    assert {t["metadata"]["ignoreNullValues"] for t in spec["triggers"]} == {"false"}
+    assert spec["fallback"]["replicas"] == spec["maxReplicaCount"]
+    # The scale-in delay that acts above zero is HPA's window; KEDA's cooldownPeriod is left out.
+    assert "cooldownPeriod" not in spec and spec["minReplicaCount"] >= 1
+    assert (
+        spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] >= 300
+    )
+
+
+def test_scale_to_zero_sets_min_replicas_0_with_a_cooldown(client: FlaskClient) -> None:
+    held = keda_policy(client)["spec"]
+    spec = keda_policy(client, scale_to_zero="true")["spec"]
+    assert [e.message for e in Draft202012Validator(SCALED_OBJECT_SCHEMA["properties"]["spec"]).iter_errors(spec)] == []  # type: ignore[index]
+    assert spec["minReplicaCount"] == 0 and held["minReplicaCount"] > 0
+    window = held["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"]
+    assert spec["cooldownPeriod"] == window
+    # At zero no pod exports anything: an empty result is zero load there.
+    assert {t["metadata"]["ignoreNullValues"] for t in spec["triggers"]} == {"true"}
 
 
 def seconds(duration: str) -> int:
