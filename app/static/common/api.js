@@ -68,3 +68,9 @@ export async function postText(path, body, { accept = "text/plain", params, sign
   const url = apiUrl(path, params);
   return (await send(url, post(body, signal), accept)).text();
 }
+
+/** A POST's answer as bytes (a `?format=xlsx` workbook). */
+export async function postBlob(path, body, { accept = "application/octet-stream", params, signal } = {}) {
+  const url = apiUrl(path, params);
+  return (await send(url, post(body, signal), accept)).blob();
+}

@@ -258,3 +258,143 @@ export function drawLatency(svg, { rows, metric, percentile, slo, operating, cap
     svg.append(g);
   }
 }
+
+// --- how the fleet is paid for --------------------------------------------------------------
+
+const SPLIT = [
+  ["committed_cost_usd", "split-committed"],
+  ["on_demand_cost_usd", "split-on-demand"],
+  ["spot_cost_usd", "split-spot"],
+];
+
+/**
+ * Each period's cost as stacked bars (committed, on demand, spot) and what renting every GPU
+ * on demand would have cost as a line over them.
+ * @param {SVGSVGElement} svg
+ * @param {object[]} periods rows of the answer's `procurement.periods`
+ */
+export function drawSplit(svg, periods) {
+  const width = widthOf(svg);
+  const narrow = width < 520;
+  const height = narrow ? 230 : 260;
+  const margin = { top: 16, right: 14, bottom: 52, left: narrow ? 46 : 58 };
+  frame(svg, width, height);
+  svg.dataset.points = String(periods.length);
+  if (!periods.length) return;
+  const left = margin.left;
+  const right = width - margin.right;
+  const bottom = height - margin.bottom;
+  const top = margin.top;
+  const band = (right - left) / periods.length;
+  const cx = (i) => left + band * (i + 0.5);
+  const axis = niceAxis(Math.max(...periods.map((p) => Math.max(p.cost_usd ?? 0, p.on_demand_only_cost_usd ?? 0))) * 1.08, narrow ? 4 : 5);
+  const y = linear(axis.top, bottom, top);
+  const grid = el("g", { class: "grid" });
+  for (let value = 0; value <= axis.top + 1e-9; value += axis.step) {
+    grid.append(el("line", { x1: left, x2: right, y1: y(value), y2: y(value) }));
+    grid.append(el("text", { x: left - 6, y: y(value) + 4, class: "tick tick-y" }, fmt.usdShort(value)));
+  }
+  const every = Math.max(1, Math.ceil((periods.length * (narrow ? 46 : 58)) / (right - left)));
+  periods.forEach((p, i) => {
+    if (i % every === 0) grid.append(el("text", { x: cx(i), y: bottom + 16, class: "tick tick-x" }, String(p.period)));
+  });
+  svg.append(grid);
+  axisTitle(svg, 12, (top + bottom) / 2, "cost in the period", true);
+  axisTitle(svg, (left + right) / 2, height - 8, "period");
+  const barWidth = Math.max(3, Math.min(44, band * 0.6));
+  const bars = el("g", { class: "split-bars" });
+  periods.forEach((p, i) => {
+    const group = el("g", {
+      class: "split-period",
+      "data-index": i,
+      "data-period": p.period,
+      "data-committed-gpus": p.committed_gpus,
+      "data-on-demand-gpus": p.on_demand_gpus,
+      "data-spot-gpus": p.spot_gpus,
+      "data-committed-cost-usd": p.committed_cost_usd,
+      "data-on-demand-cost-usd": p.on_demand_cost_usd,
+      "data-spot-cost-usd": p.spot_cost_usd,
+      "data-cost-usd": p.cost_usd,
+      "data-on-demand-only-cost-usd": p.on_demand_only_cost_usd,
+    });
+    group.append(
+      el(
+        "title",
+        {},
+        `${p.period}: ${fmt.usd(p.cost_usd)} (committed ${fmt.whole(p.committed_gpus)} GPUs ${fmt.usd(p.committed_cost_usd)}, on demand ${fmt.whole(p.on_demand_gpus)} GPUs ${fmt.usd(p.on_demand_cost_usd)}, spot ${fmt.whole(p.spot_gpus)} GPUs ${fmt.usd(p.spot_cost_usd)}); every GPU on demand ${fmt.usd(p.on_demand_only_cost_usd)}`,
+      ),
+    );
+    let base = 0;
+    for (const [key, cls] of SPLIT) {
+      const value = p[key] ?? 0;
+      if (value > 0) {
+        group.append(el("rect", { x: cx(i) - barWidth / 2, y: y(base + value), width: barWidth, height: Math.max(0, y(base) - y(base + value)), class: `split-bar ${cls}` }));
+      }
+      base += value;
+    }
+    bars.append(group);
+  });
+  svg.append(bars);
+  const d = periods.map((p, i) => `${i ? "L" : "M"}${cx(i).toFixed(1)},${y(p.on_demand_only_cost_usd ?? 0).toFixed(1)}`).join(" ");
+  svg.append(el("path", { d, class: "series series-all-on-demand" }));
+  if (periods.length === 1) {
+    const py = y(periods[0].on_demand_only_cost_usd ?? 0);
+    svg.append(el("line", { x1: cx(0) - barWidth, x2: cx(0) + barWidth, y1: py, y2: py, class: "series series-all-on-demand" }));
+  }
+}
+
+/**
+ * Owning against renting: both cumulative costs month by month (the answer's
+ * `ownership.months`), the break-even month marked where the answer gives one.
+ * @param {SVGSVGElement} svg
+ * @param {object[]} months rows of {month, owned_usd, rented_usd}
+ * @param {number|null} breakEven months
+ */
+export function drawOwning(svg, months, breakEven) {
+  const width = widthOf(svg);
+  const narrow = width < 520;
+  const height = narrow ? 220 : 250;
+  const margin = { top: 16, right: 14, bottom: 46, left: narrow ? 46 : 58 };
+  frame(svg, width, height);
+  svg.dataset.points = String(months.length);
+  svg.dataset.breakEvenMonths = breakEven ?? "";
+  if (!months.length) return;
+  const left = margin.left;
+  const right = width - margin.right;
+  const bottom = height - margin.bottom;
+  const top = margin.top;
+  const last = months[months.length - 1].month || 1;
+  const x = linear(last, left, right);
+  const axis = niceAxis(Math.max(...months.map((m) => Math.max(m.owned_usd, m.rented_usd))) * 1.05, narrow ? 4 : 5);
+  const y = linear(axis.top, bottom, top);
+  const grid = el("g", { class: "grid" });
+  for (let value = 0; value <= axis.top + 1e-9; value += axis.step) {
+    grid.append(el("line", { x1: left, x2: right, y1: y(value), y2: y(value) }));
+    grid.append(el("text", { x: left - 6, y: y(value) + 4, class: "tick tick-y" }, fmt.usdShort(value)));
+  }
+  const monthAxis = niceAxis(last, narrow ? 4 : 8);
+  for (let value = 0; value <= last + 1e-9; value += monthAxis.step) {
+    grid.append(el("text", { x: x(value), y: bottom + 16, class: "tick tick-x" }, fmt.whole(value)));
+  }
+  svg.append(grid);
+  axisTitle(svg, 12, (top + bottom) / 2, "paid so far", true);
+  axisTitle(svg, (left + right) / 2, height - 6, "months");
+  for (const [key, cls] of [["owned_usd", "series-owned"], ["rented_usd", "series-rented"]]) {
+    const d = months.map((m, i) => `${i ? "L" : "M"}${x(m.month).toFixed(1)},${y(m[key]).toFixed(1)}`).join(" ");
+    svg.append(el("path", { d, class: `series ${cls}`, "data-series": key }));
+  }
+  const points = el("g", { class: "points" });
+  for (const m of months) {
+    points.append(el("g", { class: "owning-month", "data-month": m.month, "data-owned-usd": m.owned_usd, "data-rented-usd": m.rented_usd }));
+  }
+  svg.append(points);
+  if (breakEven != null && breakEven <= last) {
+    const g = el("g", { class: "break-even", "data-months": breakEven });
+    g.append(el("line", { x1: x(breakEven), x2: x(breakEven), y1: top, y2: bottom, "stroke-dasharray": "4 4" }));
+    const leftSide = x(breakEven) > (left + right) * 0.7;
+    g.append(
+      el("text", { x: leftSide ? x(breakEven) - 6 : x(breakEven) + 6, y: top + 12, class: `point-label${leftSide ? " end" : ""}` }, `break-even after ${fmt.count(breakEven)} months`),
+    );
+    svg.append(g);
+  }
+}

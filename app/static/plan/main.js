@@ -4,12 +4,13 @@
 // decode pool beside the aggregated plan. Every figure shown is a field of those answers;
 // nothing here estimates anything.
 
-import { ApiProblem, getJson, postJson, postText } from "../common/api.js";
+import { ApiProblem, getJson, postBlob, postJson, postText } from "../common/api.js";
 import { MIG_SEPARATOR, ensureOption, gpuGroups, loadCatalog, modelGroups, option, shortName } from "../common/catalog.js";
 import { copyLink, copyText, fillProblem, setText, showQuery } from "../common/page.js";
 import { drawFleet, drawLatency } from "./charts.js";
 import * as fmt from "./format.js";
 import { renderOptions } from "./options.js";
+import { XLSX, drawPaying, renderPaying } from "./paying.js";
 import {
   AGGREGATED,
   ANY,
@@ -17,6 +18,8 @@ import {
   DISAGGREGATED,
   FIELDS,
   MIX,
+  OPTIMIZE,
+  OPTIMIZE_ONLY,
   PRECISIONS,
   bucketsText,
   fleetBody,
@@ -119,6 +122,14 @@ function writeControls() {
   if (!state.buckets?.length) bucketsBox.value = "";
   writeTraffic();
   writeTopology();
+  writePricing();
+}
+
+/** pricing=optimize's own fields are shown with it only; a forecast is its own horizon. */
+function writePricing() {
+  const optimize = state.pricing === OPTIMIZE;
+  for (const name of OPTIMIZE_ONLY) controls[name].closest(".field").hidden = !optimize;
+  $("horizon-field").hidden = !optimize || state.traffic === "forecast";
 }
 
 /** The network between nodes only matters to two pools: shown with the disaggregated kind. A
@@ -195,6 +206,7 @@ function onInput(event) {
   if (event.target === controls.model || event.target === controls.gpu) controls.tensor_parallel.value = "";
   writeTraffic();
   writeTopology();
+  writePricing();
   syncUrl();
   const immediate = event.target.tagName === "SELECT" || event.target.type === "radio" || event.target.type === "checkbox";
   schedule(immediate ? 0 : DEBOUNCE_MS);
@@ -327,6 +339,9 @@ function fieldError(id, text, control) {
   if (node.childNodes.length) node.append(document.createElement("br"));
   node.append(line);
   node.hidden = false;
+  // A field inside a closed section (the prices and power) opens it, so its message shows.
+  const section = node.closest("details");
+  if (section) section.open = true;
   (control || $(id))?.setAttribute("aria-invalid", "true");
   return true;
 }
@@ -355,7 +370,9 @@ function showFieldErrors(errors) {
     const messages = [].concat(value).join("; ");
     const head = path.split(".")[0];
     let placed = false;
-    if (head === "forecast") {
+    if (path.includes(".") && $(path)) {
+      placed = fieldError(path, messages); // prices.* and ownership.*: a control of their own
+    } else if (head === "forecast") {
       placed = /^forecast\.\d+/.test(path) ? forecastError(path, messages) : fieldError("forecast", messages, forecastBox);
     } else if (head === "length_buckets") {
       placed = /^length_buckets\.\d+/.test(path) ? bucketsError(path, messages) : fieldError("length_buckets", messages, bucketsBox);
@@ -447,6 +464,7 @@ function showKind(kind) {
 
 function renderPlan(answer, body) {
   showKind(isMix(answer) ? MIX : isDisaggregated(answer) ? DISAGGREGATED : AGGREGATED);
+  renderPaying(answer);
   if (isMix(answer)) {
     renderMix(answer, body);
     return;
@@ -967,6 +985,7 @@ function busiestPeriod(answer) {
 function redraw() {
   if (!last) return;
   if (last.periods) drawFleet($("fleet-chart"), last.periods);
+  drawPaying(last.answer);
   if (last.latency) renderLatency(last.latency, last.answer);
 }
 
@@ -1272,6 +1291,24 @@ async function downloadCsv() {
   }
 }
 
+async function downloadWorkbook() {
+  const status = $("download-xlsx-status");
+  status.textContent = "Asking the API…";
+  try {
+    const blob = await postBlob("fleet", fleetBody(state), { accept: XLSX, params: new URLSearchParams({ format: "xlsx" }) });
+    const link = document.createElement("a");
+    link.href = URL.createObjectURL(blob);
+    link.download = `fleet-${state.model || "plan"}.xlsx`;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    status.textContent = "Workbook downloaded.";
+  } catch (error) {
+    status.textContent = `No workbook: ${error.detail || error.message}`;
+  }
+}
+
 function reset() {
   state = { ...DEFAULTS, traffic: "one", forecast: [], buckets: [] };
   forecastBox.value = "";
@@ -1308,6 +1345,7 @@ async function start() {
   $("copy-link").addEventListener("click", () => copyLink($("copy-status")));
   $("reset").addEventListener("click", reset);
   $("download-csv").addEventListener("click", downloadCsv);
+  $("download-xlsx").addEventListener("click", downloadWorkbook);
   for (const button of document.querySelectorAll("button.copy")) button.addEventListener("click", copySnippet);
   let resizeTimer = null;
   window.addEventListener("resize", () => {

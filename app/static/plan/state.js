@@ -35,7 +35,31 @@ export const DEFAULTS = Object.freeze({
   price_per_gpu_hour_usd: "",
   requests_per_day: "2000000",
   peak_to_average: "2.5",
+  // Paying for it: /v1/fleet's finance fields; a dotted name is a field of a nested object
+  // (`prices.spot_usd_per_hour` is `prices: {spot_usd_per_hour}`), as the API names it.
+  pricing: "on_demand",
+  commitments: "",
+  spot: "",
+  horizon_months: "",
+  "prices.reserved_1y_usd_per_hour": "",
+  "prices.reserved_3y_usd_per_hour": "",
+  "prices.spot_usd_per_hour": "",
+  "prices.spot_interruptions_per_hour": "",
+  "prices.purchase_usd": "",
+  "prices.power_w": "",
+  "prices.idle_power_w": "",
+  pue: "",
+  grid_g_co2_per_kwh: "",
+  "ownership.amortization_months": "",
+  "ownership.electricity_usd_per_kwh": "",
+  "ownership.hosting_usd_per_kw_month": "",
+  api_price_per_million_input_tokens_usd: "",
+  api_price_per_million_output_tokens_usd: "",
 });
+
+/** pricing=optimize's own fields: the API takes them with it only. */
+export const OPTIMIZE = "optimize";
+export const OPTIMIZE_ONLY = Object.freeze(["commitments", "spot", "horizon_months"]);
 
 export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 
@@ -43,7 +67,8 @@ export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 export const PRECISIONS = Object.freeze(["bf16", "fp16", "fp32", "fp8", "int8", "fp6", "nvfp4", "mxfp4", "fp4", "int4"]);
 
 // Fields sent as JSON numbers when they read as one (else as typed, so the API names them).
-const NUMERIC = new Set(FIELDS.filter((name) => !["topology", "model", "gpu", "gpus", "mig_profile", "weight_precision", "engine"].includes(name)));
+const TEXT = ["topology", "model", "gpu", "gpus", "mig_profile", "weight_precision", "engine", "pricing", "commitments", "spot"];
+const NUMERIC = new Set(FIELDS.filter((name) => !TEXT.includes(name)));
 
 // Fields a mixed fleet does not take: each kind's GPU, MIG slice and TP are the solver's.
 const NOT_WITH_MIX = new Set(["topology", "gpu", "mig_profile", "tensor_parallel", "network_gb_per_s"]);
@@ -311,7 +336,15 @@ export function fleetBody(state) {
     if (name === "network_gb_per_s" && state.topology !== DISAGGREGATED) continue;
     if (name === "mig_profile" && state.gpu === ANY) continue;
     if (name === "requests_per_day" && state.traffic === "forecast") continue;
-    body[name] = typed(name, String(value).trim());
+    if (OPTIMIZE_ONLY.includes(name) && state.pricing !== OPTIMIZE) continue;
+    // A forecast is its own horizon.
+    if (name === "horizon_months" && state.traffic === "forecast") continue;
+    if (name === "pricing" && value === DEFAULTS.pricing) continue;
+    const text = String(value).trim();
+    const typedValue = name === "spot" ? (text === "true" ? true : text === "false" ? false : text) : typed(name, text);
+    const [outer, inner] = name.split(".");
+    if (inner) body[outer] = { ...(body[outer] || {}), [inner]: typedValue };
+    else body[name] = typedValue;
   }
   if (mix) {
     body.mix = true;
