@@ -1248,17 +1248,28 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "One fully loaded prefill replica's cost of 10^6 prompt tokens, USD (its hourly price over its "
             "capacity in prompt tokens/s); absent for any other plan."
         ),
-        "capacity_exact": (
-            "Whether the option was sized at the SLO percentile (true), or kept a bound on its capacity (see "
-            "capacity_bound), so that its GPUs and cost are lower bounds that already exceed the best's (sized "
-            "or pending options only)."
+        "sized": (
+            "Whether the option was sized at the SLO percentile (true: its fleet, cost and meets_slo are "
+            "figures to plan on), or left at a bound on its capacity (false: see capacity_bound) because that "
+            "bound already costs no less than the best; an unsized row gives only replicas_total_at_least, "
+            "gpus_total_at_least and monthly_cost_usd_at_least. The first ranked option is always sized."
         ),
+        "meets_slo": (
+            "Whether the option meets the SLOs: true or false once sized; false for one ruled out because it "
+            "cannot be fitted or misses an SLO even at concurrency 1; null for an unsized row (nobody checked)."
+        ),
+        "replicas_total_at_least": "An unsized option's replicas with spares, at least (its bound's), replicas.",
+        "gpus_total_at_least": (
+            "An unsized option's GPUs with spares, at least (its bound's): sized at the SLO percentile it needs "
+            "this many or more, GPUs."
+        ),
+        "monthly_cost_usd_at_least": "An unsized option's monthly cost, at least (its bound's), USD.",
+        "capacity_exact": "Same as sized (sized or pending options only).",
         "capacity_bound": (
-            "What an option's cost bound was taken from: `minimum fleet` (never evaluated: one replica carrying "
-            "the whole peak plus the spares and zones, at one GPU a replica when tensor_parallel is null; only "
-            "replicas_total, gpus_total, price_per_gpu_hour_usd and monthly_cost_usd are given, all lower "
-            "bounds, and evaluating it could still rule it out), `saturation rate` (no stable rate is above it) "
-            "or `mean latencies` (the highest rate whose means meet the SLOs); null when sized at the percentile."
+            "What an unsized option's bound was taken from: `minimum fleet` (never evaluated: one replica "
+            "carrying the whole peak plus the spares and zones, at one GPU a replica when tensor_parallel is "
+            "null; evaluating it could still rule it out), `saturation rate` (no stable rate is above it) or "
+            "`mean latencies` (the highest rate whose means meet the SLOs); null when sized at the percentile."
         ),
         "gpu": "Catalog slug of the GPU.",
         "mig_profile": "MIG profile; null for whole cards.",

@@ -316,7 +316,11 @@ def _leaves_out(plan: FleetPlan) -> str:
 
 
 def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
+    """A ranked row. Sized at the SLO percentile, it gives its fleet and whether it meets the
+    SLOs; left at a bound (never sized: the ranking had no need to), only what its GPUs and cost
+    are at least, and `meets_slo` null, since nobody checked."""
     plan = option.plan
+    sized = plan is not None and option.bound is None
     row: dict[str, Any] = {
         "rank": rank_index,
         "gpu": option.gpu,
@@ -324,9 +328,11 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
         "tensor_parallel": option.tensor_parallel,
         "weight_precision": option.weight_precision,
         "eligible": option.eligible,
+        "sized": sized,
+        "meets_slo": _option_meets_slo(option, sized),
         "why": option.why,
     }
-    if plan is not None:
+    if plan is not None and sized:
         row.update(
             {
                 "concurrency": plan.capacity.concurrency,
@@ -335,21 +341,39 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
                 "ttft_ms": _ms(plan.capacity.ttft_s),
                 "bound_by": plan.capacity.bound_by,
                 "capacity_exact": plan.capacity.exact,
-                "capacity_bound": plan.capacity.bound,
+                "capacity_bound": None,
                 **size_body(plan),
             }
         )
+    elif plan is not None:
+        # Sized on a bound only (its saturation rate or mean latencies): a lower bound on its fleet.
+        row.update(
+            {"capacity_exact": False, "capacity_bound": option.bound, **_at_least(plan.size, plan.monthly_cost_usd)}
+        )
+        row["price_per_gpu_hour_usd"] = plan.price_per_gpu_hour_usd
     elif (floor := option.floor) is not None:
         # Never evaluated: only its minimum fleet is known, a lower bound on its GPUs and cost.
         row.update(
-            {
-                "capacity_exact": False,
-                "capacity_bound": option.bound,
-                **_sized(floor.size, floor.price_per_gpu_hour_usd, floor.monthly_cost_usd),
-                **token_cost_fields(None),
-            }
+            {"capacity_exact": False, "capacity_bound": option.bound, **_at_least(floor.size, floor.monthly_cost_usd)}
         )
+        row["price_per_gpu_hour_usd"] = floor.price_per_gpu_hour_usd
     return row
+
+
+def _option_meets_slo(option: Option, sized: bool) -> bool | None:
+    """True or false once sized at the SLO percentile (false too when it misses even at
+    concurrency 1, or cannot be fitted at all); null while the row stands on a bound."""
+    if option.plan is not None:
+        return option.plan.meets_slo if sized or not option.plan.meets_slo else None
+    return False if option.ruled_out is not None else None
+
+
+def _at_least(s: FleetSize, monthly_cost_usd: float | None) -> dict[str, Any]:
+    return {
+        "replicas_total_at_least": s.replicas_total,
+        "gpus_total_at_least": s.gpus_total,
+        "monthly_cost_usd_at_least": monthly_cost_usd,
+    }
 
 
 def _best_effort(options: list[Option]) -> FleetPlan | None:

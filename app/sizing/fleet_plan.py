@@ -773,6 +773,10 @@ def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
     return _order(settled)
 
 
+def _usd(amount: float) -> str:
+    return f"${amount:,.2f}"
+
+
 def _order(options: list[Option]) -> list[Option]:
     eligible = sorted(
         (o for o in options if o.eligible),
@@ -797,15 +801,13 @@ def _order(options: list[Option]) -> list[Option]:
             assert cost is not None
             if index == 0:
                 why = "cheapest per month among the options that meet the SLOs"
+            elif (bound := option.bound) is not None:
+                more = f"{_usd(cost - best)} a month more than" if cost - best >= 0.005 else "as much as"
+                why = f"not sized: on its {bound} alone it already costs at least {more} the best"
             elif (extra := cost - best) < 0.005:
                 why = "meets the SLOs at the best's monthly cost, at a higher cost per token of a loaded replica"
             else:
-                why = f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
-            if (bound := option.bound) is not None:
-                why = (
-                    f"costs at least {max(0.0, extra):.2f} USD more per month than the best (a bound from its "
-                    f"{bound}, not sized at the SLO percentile)"
-                )
+                why = f"meets the SLOs but costs {_usd(extra)} a month more than the best"
             ranked.append(replace(option, why=why))
     ranked.extend(replace(o, why=f"ruled out: {o.ruled_out}") for o in rest)
     return ranked

@@ -74,16 +74,21 @@ def test_ranking_for_llama_3_2_1b_includes_mig_slices_each_with_its_spare_card(c
     body = get_ok(client, "/v1/fleet", model="llama-3.2-1b", requests_per_day=1_000_000, tpot_slo_ms=50, limit=500)
     eligible = [o for o in body["options"] if o["eligible"]]
     assert [o["rank"] for o in eligible] == list(range(1, len(eligible) + 1))
-    assert eligible[0]["monthly_cost_usd"] == min(o["monthly_cost_usd"] for o in eligible)
+    at_least = [o["monthly_cost_usd"] if o["sized"] else o["monthly_cost_usd_at_least"] for o in eligible]
+    assert eligible[0]["sized"] and eligible[0]["monthly_cost_usd"] == min(at_least)
     sliced = [o for o in eligible if o["mig_profile"]]
     assert sliced
     for option in sliced:
         # Slices share their card's fate: N+1 is a whole spare card, and losing any one card
-        # leaves the peak carried (cards - 1 of them, each holding replicas_total / cards).
-        cards, replicas = option["gpus_total"], option["replicas_total"]
+        # leaves the peak carried (cards - 1 of them, each holding replicas_total / cards); an
+        # unsized slice's lower bounds are counted the same way.
+        suffix = "" if option["sized"] else "_at_least"
+        cards, replicas = option[f"gpus_total{suffix}"], option[f"replicas_total{suffix}"]
         assert replicas % cards == 0
-        assert (cards - 1) * (replicas // cards) >= option["replicas_peak"]
-        assert option["monthly_cost_usd"] == pytest.approx(cards * option["price_per_gpu_hour_usd"] * 730, abs=0.01)
+        if option["sized"]:
+            assert (cards - 1) * (replicas // cards) >= option["replicas_peak"]
+        monthly = option[f"monthly_cost_usd{suffix}"]
+        assert monthly == pytest.approx(cards * option["price_per_gpu_hour_usd"] * 730, abs=0.01)
 
 
 def test_ranking_explains_what_was_ruled_out(client):
@@ -200,7 +205,7 @@ def test_a_named_gpu_gets_its_cheapest_tensor_parallel_size_not_the_smallest(cli
     named = post_ok(client, "/v1/fleet", {**LLAMA_70B_AT_2M, "gpu": "h100-sxm"})
     ranked = post_ok(client, "/v1/fleet", LLAMA_70B_AT_2M)
     h100 = [o for o in ranked["options"] if o["gpu"] == "h100-sxm" and o["mig_profile"] is None and o["rank"]]
-    cheapest = min(o["monthly_cost_usd"] for o in h100)
+    cheapest = min(o["monthly_cost_usd"] if o["sized"] else o["monthly_cost_usd_at_least"] for o in h100)
     assert named["replica"]["tensor_parallel"] in (4, 8)
     assert named["monthly_cost_usd"] <= 1.05 * cheapest
     # Every valid size that holds the 70B's 141 GB of bf16 weights on 80 GB cards was sized.
@@ -209,19 +214,22 @@ def test_a_named_gpu_gets_its_cheapest_tensor_parallel_size_not_the_smallest(cli
     assert alternatives[0]["tensor_parallel"] == named["replica"]["tensor_parallel"]
     assert alternatives[0]["why"].startswith("cheapest per month")
     for lost in alternatives[1:]:
-        extra = lost["monthly_cost_usd"] - named["monthly_cost_usd"]
-        if lost["capacity_exact"]:
-            assert lost["why"] == f"meets the SLOs but costs {extra:.2f} USD more per month than the best"
+        if lost["sized"]:
+            extra = lost["monthly_cost_usd"] - named["monthly_cost_usd"]
+            assert lost["why"] == f"meets the SLOs but costs ${extra:,.2f} a month more than the best"
+            assert lost["meets_slo"] is True and lost["capacity_exact"]
         else:
             # A size whose bound already costs more is not sized at the percentile: its cost is a
             # lower bound, and it says which.
+            extra = lost["monthly_cost_usd_at_least"] - named["monthly_cost_usd"]
             assert lost["why"] == (
-                f"costs at least {extra:.2f} USD more per month than the best (a bound from its "
-                f"{lost['capacity_bound']}, not sized at the SLO percentile)"
+                f"not sized: on its {lost['capacity_bound']} alone it already costs at least "
+                f"${extra:,.2f} a month more than the best"
             )
+            assert lost["meets_slo"] is None and "gpus_total" not in lost and "monthly_cost_usd" not in lost
     # The smallest size that holds the weights (TP2) is KV-bound: it needs more GPUs.
     tp2 = next(a for a in alternatives if a["tensor_parallel"] == 2)
-    assert tp2["gpus_total"] > named["gpus_total"]
+    assert (tp2["gpus_total"] if tp2["sized"] else tp2["gpus_total_at_least"]) > named["gpus_total"]
 
 
 def test_a_given_tensor_parallel_size_is_planned_as_given(client):
@@ -265,8 +273,9 @@ def test_the_ranking_sizes_at_the_percentile_every_option_that_could_still_win(c
     # An option left at its mean-latency bound has a lower bound on its cost no cheaper than the
     # best's exact cost: sized at the percentile it could only cost more.
     for option in ranked[1:]:
-        assert option["capacity_exact"] or option["monthly_cost_usd"] >= best["monthly_cost_usd"]
-    assert any(not o["capacity_exact"] for o in ranked)  # the bound spared the work
+        assert option["sized"] is option["capacity_exact"]
+        assert option["sized"] or option["monthly_cost_usd_at_least"] >= best["monthly_cost_usd"]
+    assert any(not o["sized"] for o in ranked)  # the bound spared the work
 
 
 def test_weight_formats_change_only_when_the_request_lists_them(client):

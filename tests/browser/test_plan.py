@@ -275,7 +275,8 @@ def test_a_pasted_forecast_is_planned_as_the_api_plans_it(page: Page, server: st
     ranking = fleet(server, body)
     best = ranking["options"][0]
     eligible = [o for o in ranking["options"] if o["eligible"]]
-    assert best["monthly_cost_usd"] == min(o["monthly_cost_usd"] for o in eligible)
+    bounds = [o["monthly_cost_usd"] if o["sized"] else o["monthly_cost_usd_at_least"] for o in eligible]
+    assert best["sized"] and best["monthly_cost_usd"] == min(bounds)
     assert chosen.get_attribute("data-gpu") == ranking["replica"]["gpu"] == best["gpu"]
     assert (chosen.get_attribute("data-mig-profile") or None) == best["mig_profile"]
     assert page.locator("#gpus_total").get_attribute("data-value") == str(ranking["gpus_total"])
@@ -288,6 +289,27 @@ def test_a_pasted_forecast_is_planned_as_the_api_plans_it(page: Page, server: st
     assert (cheapest.get_attribute("data-mig-profile") or None) == best["mig_profile"]
     assert float(cheapest.get_attribute("data-monthly-cost-usd") or "nan") == best["monthly_cost_usd"]
     assert "cheapest" in cheapest.inner_text()
+    # A row left at a bound shows its GPUs and cost as lower bounds, not as sized, and says it was
+    # not sized where a sized row says whether it meets the SLOs; the reason sits behind a
+    # disclosure so that every row stays one line, its dollars formatted.
+    unsized = next(o for o in ranking["options"] if o["eligible"] and not o["sized"])
+    row = rows.nth(ranking["options"].index(unsized))
+    assert row.get_attribute("data-sized") == "false"
+    assert row.locator(".col-gpus_total").inner_text() == f"at least {unsized['gpus_total_at_least']:,}"
+    assert row.locator(".col-monthly_cost_usd").inner_text().startswith("at least $")
+    assert row.locator(".col-meets_slo").inner_text() == "not sized"
+    assert cheapest.locator(".col-meets_slo").inner_text() == "yes"
+    reason = row.locator(".col-meets_slo details")
+    assert reason.locator("summary").inner_text() == "not sized"
+    assert not reason.locator("p").is_visible()
+    reason.locator("summary").click()
+    assert reason.locator("p").inner_text() == unsized["why"] and "$" in unsized["why"]
+    reason.locator("summary").click()
+    heights = rows.evaluate_all("(rs) => rs.map((r) => r.getBoundingClientRect().height)")
+    line = page.locator("#options-table tbody tr th").first.evaluate(
+        "(th) => parseFloat(getComputedStyle(th).lineHeight) || 20"
+    )
+    assert max(heights) < 3 * line, heights
     assert [p["gpus_total"] for p in chart_points(page)] == [p["gpus_total"] for p in ranking["periods"]]
 
     # Sorting from the keyboard: by cost, then the other way.
@@ -411,7 +433,7 @@ def test_keyboard_labels_and_both_widths(page: Page, server: str) -> None:
     assert page.evaluate("document.activeElement.id") == "peak_to_average"
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "forecast"
-    assert page.locator("#options-table button.sort").count() == 8
+    assert page.locator("#options-table button.sort").count() == 7
 
     # A select moved by the keyboard alone re-plans.
     page.focus("#slo_percentile")

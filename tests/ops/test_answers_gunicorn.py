@@ -186,3 +186,56 @@ def test_a_mix_costs_every_pool_over_the_output_tokens_it_serves(server: Server)
         assert row["cost_per_million_output_tokens_usd"] == pytest.approx(month * HOURS_PER_MONTH / tokens * 1e6)
     quiet, busy = mix["periods"]
     assert quiet["cost_per_million_output_tokens_usd"] > busy["cost_per_million_output_tokens_usd"]
+
+
+# --- item 2: honest ranking rows ---------------------------------------------------------------
+
+QWEN_30B_RANKED = {
+    "model": "qwen3-30b-a3b",
+    "requests_per_day": 2e6,
+    "peak_to_average": 2,
+    "prompt_tokens": 2000,
+    "output_tokens": 400,
+    "tpot_slo_ms": 40,
+    "ttft_slo_ms": 1500,
+    "limit": 200,
+}
+
+
+def test_a_ranking_row_left_at_a_bound_gives_lower_bounds_and_no_verdict(server: Server) -> None:
+    body = get_ok(server, "/v1/fleet", **QWEN_30B_RANKED)
+    options = body["options"]
+    best = options[0]
+    # The first option is sized, meets the SLOs and is the plan.
+    assert best["sized"] is True and best["meets_slo"] is True
+    assert (best["gpu"], best["gpus_total"], best["monthly_cost_usd"]) == (
+        body["gpu"],
+        body["gpus_total"],
+        body["monthly_cost_usd"],
+    )
+    unsized = [o for o in options if o["eligible"] and not o["sized"]]
+    assert unsized
+    for row in unsized:
+        # Nobody checked it against the SLOs, and its size is only what its bound gives.
+        assert row["meets_slo"] is None
+        assert "gpus_total" not in row and "monthly_cost_usd" not in row
+        assert row["monthly_cost_usd_at_least"] == pytest.approx(
+            row["gpus_total_at_least"] * row["price_per_gpu_hour_usd"] * HOURS_PER_MONTH, abs=0.01
+        )
+        extra = row["monthly_cost_usd_at_least"] - best["monthly_cost_usd"]
+        more = f"${extra:,.2f} a month more than" if extra >= 0.005 else "as much as"
+        assert (
+            row["why"] == f"not sized: on its {row['capacity_bound']} alone it already costs at least {more} the best"
+        )
+    # Sized on its own, an L40S shape needs at least the GPUs its row gave as a bound (TP4: 28 at
+    # least in the ranking, 68 sized), and its sized plan meets the SLOs the row left open.
+    l40s = [o for o in unsized if o["gpu"] == "l40s" and o["mig_profile"] is None and o["tensor_parallel"]]
+    assert l40s
+    shape = {k: v for k, v in QWEN_30B_RANKED.items() if k != "limit"}
+    more_than_bound = []
+    for row in l40s:
+        sized = get_ok(server, "/v1/fleet", **shape, gpu="l40s", tensor_parallel=row["tensor_parallel"])
+        assert sized["gpus_total"] >= row["gpus_total_at_least"]
+        assert sized["monthly_cost_usd"] >= row["monthly_cost_usd_at_least"]
+        more_than_bound.append(sized["gpus_total"] > row["gpus_total_at_least"])
+    assert any(more_than_bound)  # a bound is no size to plan on

@@ -4,16 +4,36 @@
 
 import * as fmt from "./format.js";
 
+// An unsized row (`sized: false`) was left at a bound: its GPUs and cost are lower bounds.
+const gpusOf = (r) => r.gpus_total ?? r.gpus_total_at_least ?? null;
+const costOf = (r) => r.monthly_cost_usd ?? r.monthly_cost_usd_at_least ?? null;
+const atLeast = (r, text) => (r.sized === false && r.eligible ? `at least ${text}` : text);
+const meets = (r) => (r.meets_slo === true ? "yes" : r.meets_slo === false ? "no" : "not sized");
+
+
 const COLUMNS = [
   { key: "rank", label: "Rank", value: (r) => r.rank ?? Infinity, text: (r) => (r.rank == null ? "–" : String(r.rank)) },
   { key: "gpu", label: "GPU / MIG", value: (r, label) => label(r.gpu, r.mig_profile), text: (r, label) => label(r.gpu, r.mig_profile) },
   { key: "tensor_parallel", label: "TP", value: (r) => r.tensor_parallel ?? Infinity, text: (r) => (r.tensor_parallel == null ? "–" : String(r.tensor_parallel)) },
   { key: "weight_precision", label: "Weights", value: (r) => r.weight_precision ?? "", text: (r) => r.weight_precision ?? "–" },
-  { key: "gpus_total", label: "GPUs", value: (r) => r.gpus_total ?? Infinity, text: (r) => fmt.whole(r.gpus_total) },
-  { key: "monthly_cost_usd", label: "Monthly cost", value: (r) => r.monthly_cost_usd ?? Infinity, text: (r) => fmt.usd(r.monthly_cost_usd) },
-  { key: "eligible", label: "Meets SLO", value: (r) => (r.eligible ? 0 : 1), text: (r) => (r.eligible ? "yes" : "no") },
-  { key: "why", label: "Why it lost", value: (r) => r.why ?? "", text: (r) => r.why ?? "" },
+  { key: "gpus_total", label: "GPUs", value: (r) => gpusOf(r) ?? Infinity, text: (r) => atLeast(r, fmt.whole(gpusOf(r))) },
+  { key: "monthly_cost_usd", label: "Monthly cost", value: (r) => costOf(r) ?? Infinity, text: (r) => atLeast(r, fmt.usd(costOf(r))) },
+  { key: "meets_slo", label: "Meets SLO", value: (r) => (r.meets_slo === true ? 0 : r.meets_slo == null ? 1 : 2), text: (r) => why(r) },
 ];
+
+/** Whether it meets the SLOs, the reason (why it won or lost) behind a disclosure, so that a row
+ * stays one line. */
+function why(row) {
+  if (!row.why) return meets(row);
+  const details = document.createElement("details");
+  details.className = "why";
+  const summary = document.createElement("summary");
+  summary.textContent = meets(row);
+  const text = document.createElement("p");
+  text.textContent = row.why;
+  details.append(summary, text);
+  return details;
+}
 
 // Each table keeps its own order (the aggregated ranking and each pool's).
 const sorts = new WeakMap();
@@ -22,7 +42,7 @@ const sorts = new WeakMap();
 export function cheapest(rows) {
   let best = null;
   for (const row of rows) {
-    if (!row.eligible || row.monthly_cost_usd == null) continue;
+    if (!row.eligible || row.sized === false || row.monthly_cost_usd == null) continue;
     if (!best || row.monthly_cost_usd < best.monthly_cost_usd) best = row;
   }
   return best;
@@ -99,9 +119,11 @@ export function renderOptions(
         tr.dataset.migProfile = row.mig_profile ?? "";
         tr.dataset.tensorParallel = row.tensor_parallel ?? "";
         tr.dataset.rank = row.rank ?? "";
-        tr.dataset.gpusTotal = row.gpus_total ?? "";
-        tr.dataset.monthlyCostUsd = row.monthly_cost_usd ?? "";
+        tr.dataset.gpusTotal = gpusOf(row) ?? "";
+        tr.dataset.monthlyCostUsd = costOf(row) ?? "";
         tr.dataset.eligible = String(Boolean(row.eligible));
+        tr.dataset.sized = String(row.sized !== false);
+        tr.dataset.meetsSlo = String(row.meets_slo);
         if (row === best) tr.classList.add("cheapest");
         if (!row.eligible) tr.classList.add("ineligible");
         for (const c of COLUMNS) {
