@@ -47,6 +47,7 @@ from .schemas import (
     MigProfileSchema,
     ModelShapeSchema,
     _precision_validator,
+    architecture_field,
     count,
     positive,
 )
@@ -226,7 +227,7 @@ class GpuWriteSchema(_WholeNumbers, GpuFiguresSchema):
     slug = _slug_field(required=True)
     name = _text(columns.NAME_LENGTH, required=True)
     vendor = fields.String(required=True, validate=validate.OneOf(columns.VENDORS))
-    architecture = _optional_text(32)
+    architecture = architecture_field(load_default=None)
     form_factor = _optional_text(64)
     memory_gb = fields.Float(allow_none=True, load_default=None, validate=positive(1e5))
     memory_visible_gib = fields.Float(allow_none=True, load_default=None, validate=positive(1e5))

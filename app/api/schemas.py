@@ -35,6 +35,7 @@ from app.planning.requests import (
     Simulation,
     Workload,
 )
+from app.sizing import architectures
 from app.sizing.disaggregated import DISAGGREGATED, TOPOLOGIES
 from app.sizing.engine import DEFAULT_ENGINE, IDEAL
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
@@ -339,6 +340,17 @@ def unify_price_aliases(data: Any) -> Any:
     return data
 
 
+def architecture_field(**kwargs: Any) -> fields.String:
+    """A GPU's architecture: one the service knows (omitted: told from the GPU's name)."""
+    return fields.String(
+        allow_none=True,
+        validate=validate.OneOf(
+            architectures.NAMES, error="unknown architecture {input!r}: the service knows {choices}"
+        ),
+        **kwargs,
+    )
+
+
 class GpuFiguresSchema(Schema):
     """Datasheet figures a GPU has wherever it is given (inline or written to the catalog),
     and the check that its MIG slices fit in the card."""
@@ -384,7 +396,7 @@ class InlineGpuSchema(GpuFiguresSchema):
     # Catalog fields that planning does not use.
     slug = fields.String(allow_none=True, validate=validate.Length(max=200))
     vendor = fields.String(allow_none=True, validate=validate.Length(max=100))
-    architecture = fields.String(allow_none=True, validate=validate.Length(max=100))
+    architecture = architecture_field()
     form_factor = fields.String(allow_none=True, validate=validate.Length(max=200))
     price_date = fields.String(allow_none=True, validate=validate.Length(max=32))
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))

@@ -33,6 +33,7 @@ from app.catalog.models import (
     Model,
     Precision,
 )
+from app.sizing import architectures
 from app.sizing.engine import IDEAL, KV_RULES, Uncertainty
 from app.sizing.memory import COMPONENTS
 from app.sizing.specs import ATTENTION_KINDS, GpuPrices, model_defaults
@@ -130,7 +131,7 @@ GPU_FIELDS: dict[str, FieldRule] = {
     "slug": _req("str"),
     "name": _req("str"),
     "vendor": _req("str", choices=VENDORS),
-    "architecture": _opt("str"),
+    "architecture": _opt("str", choices=architectures.NAMES),
     "form_factor": _opt("str"),
     "memory_gb": _opt("number", positive=True),
     "memory_visible_gib": _opt("number", positive=True),

@@ -1624,7 +1624,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "Dense (not 2:4 sparse) peak compute of one GPU per precision, TFLOP/s (int8: TOPS); null where unknown."
         ),
         "vendor": "Vendor.",
-        "architecture": "Architecture (`hopper`, `blackwell`, `cdna3`, ...).",
+        "architecture": (
+            "Architecture, one the service knows (`hopper`, `ada`, `blackwell-gddr`, ...); null: planning tells it "
+            "from the name where obvious and says so."
+        ),
         "form_factor": "Form factor (`SXM5`, `PCIe`, ...).",
         "memory_gb": "Memory, GB (10^9 bytes, the vendor figure); required when the card has mig_profiles.",
         "memory_visible_gib": (
@@ -1666,12 +1669,17 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "name": "Display name, echoed as `gpu` in answers.",
         "memory_visible_gib": (
             "What the driver shows an engine on one GPU (torch's total_memory), GiB (2^30 bytes), e.g. 79.19 for an "
-            "H100 80 GB; null or absent: derived from memory_gb."
+            "H100 80 GB; null or absent: derived from memory_gb by the architecture's memory (HBM 0.99 of it, GDDR "
+            "with ECC on 0.92, GeForce/RTX GDDR 0.985: a 24 GB RTX 4090 shows 23.64 GiB)."
         ),
         "memory_bandwidth_tb_per_s": ("Memory bandwidth of one GPU, TB/s (10^12 bytes per second). Needed for timing."),
         "peak_tflops": "Dense (not 2:4 sparse) peak compute of one GPU per precision, TFLOP/s (int8: TOPS).",
         "architecture": (
-            "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
+            "GPU architecture, one the service knows (ampere, ampere-gddr, ada, hopper, blackwell, blackwell-gddr, "
+            "cdna3, cdna4); engines read it for their kernel efficiencies and, when memory_visible_gib is absent, "
+            "for the share of memory_gb the driver shows (HBM 0.99; GDDR with ECC 0.92; GeForce/RTX GDDR 0.985). "
+            "Absent: told from the name where obvious (RTX 4090: ada; RTX 5090: blackwell-gddr), said in warnings; "
+            "else the default efficiencies, also said."
         ),
         "confidence": (
             "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
@@ -2083,7 +2091,8 @@ QUERY: dict[str, str] = {
         "Default: the format's convention. On GET: comma-separated."
     ),
     "gpu.memory_visible_gib": (
-        "What the driver shows an engine on one GPU, GiB (2^30 bytes). Default: derived from memory_gb."
+        "What the driver shows an engine on one GPU, GiB (2^30 bytes). Default: derived from memory_gb by the "
+        "architecture's memory kind and ECC."
     ),
     "family": "Only models of this family (exact, e.g. `qwen3_moe`).",
     "attention": "Only models with this attention kind.",

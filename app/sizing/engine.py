@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from . import architectures
+
 GIB = 2**30
 IDEAL = "ideal"
 VLLM = "vllm"
@@ -33,14 +35,6 @@ KV_RULES = (UTIL_OF_VISIBLE, STATIC_FRACTION, FRACTION_OF_FREE)
 
 # Which kernel-efficiency row a GPU without one of its own uses.
 ANY_ARCHITECTURE = "*"
-
-# Where no measurement of a GPU's visible memory is known: HBM cards show about 99% of
-# their datasheet figure read as GiB (H100 80 GB: 79.19 GiB; H200 141: 139.80; B200 180:
-# 178.35; MI300X 192: 191.98), GDDR cards with ECC on about 92% (L4 24 GB: 22.03 GiB; L40S
-# 48: 44.42; A10G 24: 22.06). The datasheet's "GB" is in fact binary on all of them.
-VISIBLE_SHARE_HBM = 0.99
-VISIBLE_SHARE_GDDR = 0.92
-GDDR_ARCHITECTURES = frozenset({"ada", "ampere-gddr", "blackwell-gddr"})
 
 
 @dataclass(frozen=True)
@@ -124,10 +118,12 @@ class EngineProfile:
         return {e.architecture: e for e in self.efficiencies}
 
     def efficiency(self, architecture: str | None) -> KernelEfficiency:
-        """The row for this GPU generation, else the catalog-wide one ("*")."""
+        """The row for this GPU generation, else its family's (ampere-gddr takes ampere's,
+        blackwell-gddr blackwell's), else the catalog-wide one ("*")."""
         by_arch = self._by_architecture
-        if architecture is not None and architecture in by_arch:
-            return by_arch[architecture]
+        for candidate in (architecture, architectures.family(architecture)):
+            if candidate is not None and candidate in by_arch:
+                return by_arch[candidate]
         if ANY_ARCHITECTURE in by_arch:
             return by_arch[ANY_ARCHITECTURE]
         return KernelEfficiency(ANY_ARCHITECTURE, 0.7, 0.5)
@@ -150,13 +146,15 @@ class EngineProfile:
         return self.step_overhead_ms / 1e3 + layers * self.layer_overhead_us / 1e6
 
 
-def visible_gib(memory_gb: float, memory_visible_gib: float | None, architecture: str | None) -> float:
+def visible_gib(
+    memory_gb: float, memory_visible_gib: float | None, architecture: str | None, gpu_name: str | None = None
+) -> float:
     """The memory an engine sees on one GPU: the catalog's measured figure, else derived from
-    the datasheet's (which is binary GiB in practice) by the share the driver keeps."""
+    the datasheet's (which is binary GiB in practice) by the share the driver shows for the
+    card's memory kind and ECC (architectures.visible_share)."""
     if memory_visible_gib is not None:
         return memory_visible_gib
-    share = VISIBLE_SHARE_GDDR if architecture in GDDR_ARCHITECTURES else VISIBLE_SHARE_HBM
-    return memory_gb * share
+    return memory_gb * architectures.visible_share(architecture, gpu_name)
 
 
 @dataclass(frozen=True)

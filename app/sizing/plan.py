@@ -10,13 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
+from . import architectures, memory, timing
 from . import cost as cost_mod
 from . import engine as engine_mod
-from . import memory, timing
 from .engine import EngineProfile
 from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
-from .precision import AUTO, UnknownPrecision, choose_weight_precision, compute_peak_tflops, normalise, peak_key
+from .precision import AUTO, UnknownPrecision, choose_weight_precision, compute_peak, normalise, peak_key
 from .specs import GpuSpec, MigProfile, ModelSpec
 
 MS = 1e3
@@ -57,7 +57,8 @@ IDEAL_MEMORY_EFFICIENCY = 0.7
 IDEAL_COMPUTE_EFFICIENCY = 0.5
 IDEAL_MAX_BATCHED_TOKENS = 2048
 # Engines compute in the weights' own format where the card runs it (W8A8 FP8 on Hopper).
-ENGINE_COMPUTE_PRECISION = "native"
+NATIVE_COMPUTE = "native"
+ENGINE_COMPUTE_PRECISION = NATIVE_COMPUTE
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def resolve_defaults(inputs: PlanInputs, gpu: GpuSpec) -> PlanInputs:
             compute_efficiency=_given(inputs.compute_efficiency, IDEAL_COMPUTE_EFFICIENCY),
             max_batched_tokens=_given(inputs.max_batched_tokens, IDEAL_MAX_BATCHED_TOKENS),
         )
-    visible = engine_mod.visible_gib(gpu.memory_gb or 0.0, gpu.memory_visible_gib, gpu.architecture)
+    visible = engine_mod.visible_gib(gpu.memory_gb or 0.0, gpu.memory_visible_gib, gpu.architecture, gpu.name)
     efficiency = engine.efficiency(gpu.architecture)
     return replace(
         inputs,
@@ -241,7 +242,9 @@ def _fit_on(
         )
         return result, None, components
     assert inputs.max_batched_tokens is not None and inputs.max_num_seqs is not None
-    visible_bytes = engine_mod.visible_gib(target.memory_gb, target.memory_visible_gib, target.architecture) * GIB
+    visible_bytes = (
+        engine_mod.visible_gib(target.memory_gb, target.memory_visible_gib, target.architecture, target.name) * GIB
+    )
     reserved = engine_mod.reservations(
         engine,
         hidden_size=model.hidden_size,
@@ -272,8 +275,28 @@ def _fit_on(
     return result, reserved, components
 
 
+def resolve_architecture(gpu: GpuSpec) -> tuple[GpuSpec, str | None]:
+    """The GPU with its architecture told from its name where none is given, and what an
+    engine's answer says about it (None: a known architecture was given)."""
+    if gpu.architecture is not None:
+        if architectures.known(gpu.architecture) is not None:
+            return gpu, None
+        return gpu, (
+            f"{gpu.name}: architecture {gpu.architecture!r} is not one the service knows "
+            f"({architectures.describe_known()}): engine efficiencies fall back to the default"
+        )
+    told = architectures.infer_architecture(gpu.name)
+    if told is None:
+        return gpu, (
+            f"{gpu.name}: no architecture given and none told from the name: engine efficiencies fall back "
+            "to the default (give gpu.architecture)"
+        )
+    return replace(gpu, architecture=told), f"architecture {told} told from the name {gpu.name!r}"
+
+
 def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     """Does it fit, on how many GPUs, and for how many conversations?"""
+    gpu, architecture_note = resolve_architecture(gpu)
     target = resolve_target(gpu, inputs.mig_profile)
     memory_gb = _require(target.gpu.memory_gb, "gpu.memory_gb", "GPU memory")
     inputs = resolve_defaults(inputs, target.gpu)
@@ -321,6 +344,12 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
         tp = min_gpus or next((t for t in valid if fit_on(t).fits_weights), valid[-1])
     _check_expert_parallel(model, inputs.expert_parallel, tp)
     warnings = list(choice.warnings)
+    if inputs.engine is not None and architecture_note is not None:
+        warnings.append(architecture_note)
+    if inputs.compute_precision is not None and inputs.compute_precision.strip().lower() == NATIVE_COMPUTE:
+        peak_note = compute_peak(target.gpu, inputs.compute_precision, choice.weight_precision).warning
+        if peak_note is not None:
+            warnings.append(peak_note)
     fit_on(tp)
     result, reserved, components = fits[tp]
     if not result.fits_weights:
@@ -340,10 +369,14 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
         )
     visible = None
     if inputs.engine is not None:
-        visible = engine_mod.visible_gib(memory_gb, target.gpu.memory_visible_gib, target.gpu.architecture)
+        visible = engine_mod.visible_gib(
+            memory_gb, target.gpu.memory_visible_gib, target.gpu.architecture, target.gpu.name
+        )
         if target.gpu.memory_visible_gib is None:
             warnings.append(
-                f"{target.gpu.name}: the memory the driver shows is not in the catalog; assumed {visible:.2f} GiB"
+                f"{target.gpu.name}: the memory the driver shows (memory_visible_gib) is not known; assumed "
+                f"{visible:.2f} GiB ({architectures.visible_share(target.gpu.architecture, target.gpu.name):g} of "
+                f"{memory_gb:g} GB, {architectures.visible_basis(target.gpu.architecture, target.gpu.name)})"
             )
     return FitPlan(
         model=model,
@@ -453,8 +486,11 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
     inputs = fitted.inputs
     target = fitted.target.gpu
     bandwidth = _require(target.memory_bandwidth_tb_per_s, "gpu.memory_bandwidth_tb_per_s", "memory bandwidth")
-    compute_precision, peak = compute_peak_tflops(target, inputs.compute_precision, fitted.weight_precision)
-    peak = _require(peak, f"gpu.peak_tflops.{peak_key(compute_precision)}", f"{compute_precision} peak TFLOP/s")
+    chosen = compute_peak(target, inputs.compute_precision, fitted.weight_precision)
+    compute_precision = chosen.precision
+    peak = _require(
+        chosen.tflops, f"gpu.peak_tflops.{peak_key(compute_precision)}", f"{compute_precision} peak TFLOP/s"
+    )
     tp = fitted.tensor_parallel
     if tp > 1 and inputs.include_communication:
         _require(

@@ -183,20 +183,54 @@ def peak_key(precision_name: str) -> str:
     return {"nvfp4": "fp4", "mxfp4": "fp4", "fp16": "bf16"}.get(precision_name, precision_name)
 
 
-def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_precision: str) -> tuple[str, float | None]:
-    """Which peak compute runs at: bf16 by default; "native" = the weight format's own peak
-    when the card runs it natively (an H100 doing true fp8 math has about twice the bf16 peak)."""
-    wanted = DEFAULT_COMPUTE if compute_precision is None else compute_precision.strip().lower()
-    if wanted == "native":
-        natives, _ = native_on(gpu)
-        # Weight-only int4 is dequantized to bf16 for the math even where int4 tensor cores
-        # exist (Ampere): engines run int4 weights through bf16 kernels (Marlin, AWQ).
-        runs_natively = weight_precision in natives and weight_precision not in WEIGHT_ONLY_ANYWHERE
-        wanted = weight_precision if runs_natively else DEFAULT_COMPUTE
-    else:
-        wanted = normalise(wanted)
-    key = peak_key(wanted)
+@dataclass(frozen=True)
+class ComputePeak:
+    """The format compute runs in, its peak (None: the card's figure is not known) and, when
+    the policy had to step down to bf16 for want of a figure, what the answer says."""
+
+    precision: str
+    tflops: float | None
+    warning: str | None = None
+
+
+def _peak_of(gpu: GpuSpec, precision_name: str) -> float | None:
+    key = peak_key(precision_name)
     peak = gpu.peak_tflops.get(key)
     if peak is None and key == "bf16":
         peak = gpu.peak_tflops.get("fp16")
-    return wanted, peak
+    return peak
+
+
+def compute_peak(gpu: GpuSpec, compute_precision: str | None, weight_precision: str) -> ComputePeak:
+    """Which peak compute runs at: bf16 by default; "native" = the weight format's own peak
+    when the card runs it natively (an H100 doing true fp8 math has about twice the bf16 peak).
+    Under "native", a format whose peak the card's figures lack is computed at the bf16 peak,
+    as the policy does for a card whose native list is unknown, and the answer says so; a
+    format asked for by name keeps its own (None when unknown: the caller names the field)."""
+    wanted = DEFAULT_COMPUTE if compute_precision is None else compute_precision.strip().lower()
+    if wanted != "native":
+        wanted = normalise(wanted)
+        return ComputePeak(wanted, _peak_of(gpu, wanted))
+    natives, _ = native_on(gpu)
+    # Weight-only int4 is dequantized to bf16 for the math even where int4 tensor cores
+    # exist (Ampere): engines run int4 weights through bf16 kernels (Marlin, AWQ).
+    runs_natively = weight_precision in natives and weight_precision not in WEIGHT_ONLY_ANYWHERE
+    if not runs_natively:
+        return ComputePeak(DEFAULT_COMPUTE, _peak_of(gpu, DEFAULT_COMPUTE))
+    peak = _peak_of(gpu, weight_precision)
+    if peak is not None or peak_key(weight_precision) == peak_key(DEFAULT_COMPUTE):
+        return ComputePeak(weight_precision, peak)
+    fallback = _peak_of(gpu, DEFAULT_COMPUTE)
+    warning = (
+        f"{gpu.name} runs {weight_precision} natively but its {peak_key(weight_precision)} peak is not known: "
+        f"{weight_precision} math planned at its {DEFAULT_COMPUTE} peak"
+        + ("" if fallback is None else f" ({fallback:g} TFLOP/s)")
+        + f"; give gpu.peak_tflops.{peak_key(weight_precision)} for the native rate"
+    )
+    return ComputePeak(DEFAULT_COMPUTE, fallback, warning)
+
+
+def compute_peak_tflops(gpu: GpuSpec, compute_precision: str | None, weight_precision: str) -> tuple[str, float | None]:
+    """compute_peak's format and peak, without its note."""
+    chosen = compute_peak(gpu, compute_precision, weight_precision)
+    return chosen.precision, chosen.tflops

@@ -488,12 +488,35 @@ def test_a_created_gpu_and_its_mig_slice_can_be_planned_on(client: FlaskClient) 
         ({"memory_visible_gib": -1}, "memory_visible_gib"),
         ({"memory_visible_gib": 120}, "memory_visible_gib"),
         ({"memory_visible_gib": "lots"}, "memory_visible_gib"),
+        ({"architecture": "turing"}, "architecture"),
+        ({"architecture": "Hopper"}, "architecture"),
     ],
 )
 def test_an_invalid_gpu_is_422_naming_the_field(client: FlaskClient, changes: dict[str, Any], field: str) -> None:
     response = client.post("/v1/gpus", json={**gpu_body("invalid-gpu"), **changes}, headers=AUTH)
     assert response.status_code == 422, response.get_data(as_text=True)
     assert field in response.get_json()["errors"]
+
+
+def test_an_unknown_architecture_is_refused_with_the_list_the_service_knows(client: FlaskClient) -> None:
+    response = client.post("/v1/gpus", json=gpu_body("turing-gpu", architecture="turing"), headers=AUTH)
+    assert response.status_code == 422
+    (message,) = response.get_json()["errors"]["architecture"]
+    assert "'turing'" in message
+    for known in ("ampere", "ampere-gddr", "ada", "hopper", "blackwell", "blackwell-gddr", "cdna3", "cdna4"):
+        assert known in message
+
+
+def test_a_written_gpu_without_architecture_has_it_told_from_its_name_when_planned(client: FlaskClient) -> None:
+    body = gpu_body("consumer-4090", name="NVIDIA GeForce RTX 4090", memory_gb=24, mig_profiles=[])
+    created = create(client, "gpus", body)
+    assert created["architecture"] is None  # stored as written
+    fit = client.get("/v1/fit?model=llama-3.1-8b&gpu=consumer-4090&engine=vllm").get_json()
+    assert "architecture ada told from the name 'NVIDIA GeForce RTX 4090'" in fit["warnings"]
+    # A GeForce card's GDDR has no ECC carve-out: 0.985 of its 24 GB, not an L4's 0.92.
+    assert fit["memory_visible_gib"] == pytest.approx(24 * 0.985)
+    named = create(client, "gpus", gpu_body("named-arch", architecture="blackwell-gddr", mig_profiles=[]))
+    assert named["architecture"] == "blackwell-gddr"
 
 
 def test_a_gpu_carries_its_visible_memory_and_a_patch_can_clear_it(client: FlaskClient) -> None:
