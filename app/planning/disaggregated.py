@@ -16,6 +16,7 @@ from .fleet import (
     NO_OPTION,
     FleetAnswer,
     autoscaling_body,
+    flat_day_warning,
     option_row,
     replica_body,
     served_name,
@@ -87,6 +88,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         *(w for p in sized for w in p.warnings),
         *context.notes,
         *(ranking_note(context, request.model) if request.gpu is None else []),
+        *flat_day_warning(sized, request),
     ]
     pools = (("prefill", plan.prefill), ("decode", plan.decode))
     energy, per_pool = finance.pools_energy(sized, request)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -376,6 +377,33 @@ def _at_least(s: FleetSize, monthly_cost_usd: float | None) -> dict[str, Any]:
     }
 
 
+# The peak ratios a flat-day plan is weighed against: an interactive service's busiest hour
+# typically brings two to three times its daily average.
+TYPICAL_PEAKS = (2.0, 3.0)
+FLAT_DAY = "peak_to_average not given: sized for a flat day (x1, the default)"
+
+
+def flat_day_warning(plans: Sequence[FleetPlan], request: FleetRequest) -> list[str]:
+    """With no peak ratio and no forecast: the warning that the plan assumes a flat day, and what
+    the same replicas need at a typical peak (each pool resized as a forecast period is)."""
+    if "peak_to_average" in request.given or request.forecast or not plans:
+        return []
+    figures = []
+    for ratio in TYPICAL_PEAKS:
+        resized = [
+            size(p.fit, p.setup, p.capacity, replace(p.demand, peak_to_average=ratio), request.traffic, p.gpu_label)
+            for p in plans
+        ]
+        costs = [r.monthly_cost_usd for r in resized]
+        cost = "" if None in costs else f" (${sum(c or 0.0 for c in costs):,.0f} a month)"
+        figures.append(f"x{ratio:g} needs {sum(r.size.gpus_total for r in resized):,} GPUs{cost}")
+    now = sum(p.size.gpus_total for p in plans)
+    return [
+        f"{FLAT_DAY}, {now:,} GPUs; traffic peaking at a typical x2-3 its daily average: "
+        f"{', '.join(figures)}. Give peak_to_average to size for your peak"
+    ]
+
+
 def _best_effort(options: list[Option]) -> FleetPlan | None:
     """With nothing meeting the SLO: the sized option that came closest (fastest token)."""
     sized = [o.plan for o in options if o.plan is not None]
@@ -444,6 +472,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
             *context.notes,
             *applied.notes(replica.tensor_parallel, replica.kv_precision),
             *(ranking_note(context, request.model) if request.gpu is None else []),
+            *flat_day_warning([chosen], request),
         ]
         meets_slo = chosen.meets_slo and (options is None or any(o.eligible for o in options))
         body = plan_body(chosen, model_label, request, applied, warnings, meets_slo)

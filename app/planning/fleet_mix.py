@@ -14,7 +14,7 @@ from app.sizing.mix import MixKind, PoolSize, pool_size
 from . import finance
 from .calibration import apply, basis, ranking_note
 from .context import Context
-from .fleet import NO_OPTION, FleetAnswer, vllm_command
+from .fleet import FLAT_DAY, NO_OPTION, FleetAnswer, vllm_command
 from .mix import MixPlan, MixPool, plan_mix
 from .replica import with_engine
 from .requests import FleetRequest
@@ -54,7 +54,11 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         "basis": basis(applied, measured=False),
         "calibration": applied.describe(),
         "leaves_out": LEAVES_OUT,
-        "warnings": [*context.notes, *(ranking_note(context, request.model) if request.gpus is None else [])],
+        "warnings": [
+            *context.notes,
+            *(ranking_note(context, request.model) if request.gpus is None else []),
+            *_flat_day(request),
+        ],
         **energy,
     }
     rows = pools
@@ -63,6 +67,12 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         rows = [_period_row(period, plan, request) for period in request.forecast]
         body["mix"]["periods"] = rows
     return FleetAnswer(body, [_flat(row) for row in rows], None, model_label, "mix")
+
+
+def _flat_day(request: FleetRequest) -> list[str]:
+    if "peak_to_average" in request.given or request.forecast:
+        return []
+    return [f"{FLAT_DAY}: every pool is sized for the average arrival rate; give peak_to_average for your peak"]
 
 
 def _per_million(plan: MixPlan, monthly_cost_usd: float, requests_per_s: float) -> float | None:

@@ -239,3 +239,30 @@ def test_a_ranking_row_left_at_a_bound_gives_lower_bounds_and_no_verdict(server:
         assert sized["monthly_cost_usd"] >= row["monthly_cost_usd_at_least"]
         more_than_bound.append(sized["gpus_total"] > row["gpus_total_at_least"])
     assert any(more_than_bound)  # a bound is no size to plan on
+
+
+# --- item 4: a flat day is said, with what a typical peak costs ---------------------------------
+
+
+def test_a_fleet_without_peak_to_average_says_it_sized_a_flat_day_and_what_x2_and_x3_need(server: Server) -> None:
+    flat = {k: v for k, v in README_70B.items() if k != "peak_to_average"}
+    body = get_ok(server, "/v1/fleet", **flat)
+    tp = body["replica"]["tensor_parallel"]
+    # The same replicas at a x2 and a x3 peak, asked for outright.
+    peaks = [get_ok(server, "/v1/fleet", **flat, tensor_parallel=tp, peak_to_average=k) for k in (2, 3)]
+    x2, x3 = (p["gpus_total"] for p in peaks)
+    assert body["gpus_total"] < x2 < x3
+    (warning,) = [w for w in body["warnings"] if w.startswith("peak_to_average not given")]
+    assert warning == (
+        f"peak_to_average not given: sized for a flat day (x1, the default), {body['gpus_total']:,} GPUs; "
+        f"traffic peaking at a typical x2-3 its daily average: x2 needs {x2:,} GPUs "
+        f"(${x2 * H100_PRICE_USD * HOURS_PER_MONTH:,.0f} a month), x3 needs {x3:,} GPUs "
+        f"(${x3 * H100_PRICE_USD * HOURS_PER_MONTH:,.0f} a month). Give peak_to_average to size for your peak"
+    )
+    # Stated, even as 1, or given per period by a forecast: no warning.
+    for stated in (get_ok(server, "/v1/fleet", **flat, peak_to_average=1), *peaks):
+        assert not [w for w in stated["warnings"] if w.startswith("peak_to_average")]
+    disaggregated = get_ok(
+        server, "/v1/fleet", **{k: v for k, v in README_DISAGGREGATED.items() if k != "peak_to_average"}
+    )
+    assert any(w.startswith("peak_to_average not given") for w in disaggregated["warnings"])
