@@ -223,6 +223,109 @@ def test_owning_costs_the_purchase_over_its_months_plus_power_and_hosting(client
     assert owned["months"][0] == {"month": 0, "owned_usd": 275_000.0, "rented_usd": 0.0}
 
 
+# Each price and power figure a request may give, per whole card, with what it must drive
+# (10 H100 SXM GPUs at DAY: 9 replicas and the spare; 90% busy on average).
+OWNING = {"amortization_months": 36, "electricity_usd_per_kwh": 0.10, "hosting_usd_per_kw_month": 150}
+
+
+@pytest.mark.parametrize(
+    ("name", "figure", "changes", "check"),
+    [
+        ("on_demand_usd_per_hour", 4.0, {}, lambda a: a["monthly_cost_usd"] == 10 * 4.0 * HOURS),
+        (
+            "reserved_1y_usd_per_hour",
+            2.0,
+            {"pricing": "optimize", "horizon_months": 12, "commitments": "1y"},
+            lambda a: a["procurement"]["cost_usd"] == round(10 * 2.0 * HOURS * 12, 2),
+        ),
+        (
+            "reserved_3y_usd_per_hour",
+            1.0,
+            {"pricing": "optimize", "commitments": "3y"},
+            lambda a: a["procurement"]["cost_usd"] == round(10 * 1.0 * HOURS * 36, 2),
+        ),
+        (
+            "spot_usd_per_hour",
+            0.5,
+            {
+                "pricing": "optimize",
+                "horizon_months": 12,
+                "commitments": "none",
+                "prices": {"spot_interruptions_per_hour": 0.1},
+            },
+            lambda a: a["procurement"]["rates"]["spot_usd_per_hour"] == 0.5,
+        ),
+        (
+            "spot_interruptions_per_hour",
+            0.2,
+            {"pricing": "optimize", "horizon_months": 12, "spot": True},
+            lambda a: a["procurement"]["rates"]["spot_share"] == pytest.approx(0.8),
+        ),
+        (
+            "purchase_usd",
+            20_000.0,
+            {"ownership": OWNING, "prices": {"idle_power_w": 70}},
+            lambda a: a["ownership"]["purchase_usd"] == 10 * 20_000.0,
+        ),
+        (
+            "power_w",
+            600.0,
+            {"prices": {"idle_power_w": 70}},
+            lambda a: a["energy"]["power_per_gpu_w"] == pytest.approx(70 + (600 - 70) * 0.9),
+        ),
+        (
+            "idle_power_w",
+            50.0,
+            {},
+            lambda a: a["energy_kwh_per_month"] == pytest.approx(10 * (50 + (700 - 50) * 0.9) / 1000 * HOURS),
+        ),
+    ],
+)
+def test_every_price_a_request_gives_replaces_the_catalogs(
+    client: FlaskClient, name: str, figure: float, changes: dict[str, Any], check: Any
+) -> None:
+    """Issue 25: "a request may override any of them": each is answered in `prices` and is
+    the figure the cost or energy it drives is computed with."""
+    prices = {**changes.get("prices", {}), name: figure}
+    answer = _fleet(client, requests_per_day=DAY, **{**changes, "prices": prices})
+    assert answer["prices"][name] == figure
+    assert check(answer), answer
+
+
+def test_a_mig_fleet_is_committed_owned_and_powered_by_the_whole_card(client: FlaskClient) -> None:
+    """Slices of 3g.40gb on an A100 SXM 80GB: two to a card (its max_instances), so the fleet
+    is counted, committed, bought and powered in cards, at the card's rates (the request's
+    per whole card): 1.00 USD/h committed for a year, 10,000 USD a card, the card's 400 W
+    board and 62.12 W idle power; hosting on each card's 0.4 kW."""
+    card = client.get("/v1/gpus/a100-sxm-80gb").get_json()
+    answer = _fleet(
+        client,
+        gpu="a100-sxm-80gb",
+        mig_profile="3g.40gb",
+        requests_per_day=DAY,
+        pricing="optimize",
+        horizon_months=12,
+        commitments="1y",
+        prices={"reserved_1y_usd_per_hour": 1.0, "purchase_usd": 10_000},
+        ownership=OWNING,
+    )
+    cards = answer["gpus_total"]
+    assert answer["replicas_per_card"] == 2 and answer["replicas_total"] == 2 * cards
+    assert answer["price_per_gpu_hour_usd"] == card["prices"]["on_demand_usd_per_hour"]
+    assert answer["monthly_cost_usd"] == round(cards * card["prices"]["on_demand_usd_per_hour"] * HOURS, 2)
+    (commitment,) = answer["procurement"]["commitment"]
+    assert commitment["gpus"] == cards
+    assert answer["procurement"]["cost_usd"] == commitment["cost_usd"] == round(cards * 1.0 * HOURS * 12, 2)
+    drawn = answer["energy"]
+    assert drawn["gpus"] == cards
+    # 18 requests/s over the replicas' 2 each: the cards' busy share.
+    assert drawn["utilization"] == pytest.approx(18 / (answer["replicas_total"] * 2))
+    assert drawn["power_per_gpu_w"] == pytest.approx(62.12 + (400 - 62.12) * drawn["utilization"])
+    owned = answer["ownership"]
+    assert owned["purchase_usd"] == cards * 10_000
+    assert owned["hosting_usd_per_month"] == round(cards * 0.4 * 150, 2)
+
+
 def test_a_hosted_api_is_priced_beside_the_fleet_with_the_traffic_it_breaks_even_at(client: FlaskClient) -> None:
     """18 requests/s of 1,000 + 500 tokens at 0.20 and 0.60 USD per million: 47,304,000 a month
     x 0.0005 = 23,652.00 USD, above the fleet's 21,900. Self-hosting (2,190 a replica, one
@@ -304,7 +407,6 @@ def test_bad_input_is_422_naming_the_field(client: FlaskClient, changes: dict[st
             },
             "prices.on_demand_usd_per_hour",
         ),
-        # Asked for by name, a term or spot without its rate is refused, not guessed.
         # Asked for by name, a term or spot without its rate is refused, not guessed.
         ({"pricing": "optimize", "commitments": "1y", "gpu": INLINE_PRICED}, "prices.reserved_1y_usd_per_hour"),
         ({"pricing": "optimize", "spot": True}, "prices.spot_interruptions_per_hour"),

@@ -314,7 +314,13 @@ async function loadKeda(answer, body, signal) {
 
 // --- errors beside their fields ------------------------------------------------------------
 
-const ALIASES = { mig_profile: "gpu", arrival: "burstiness", requests_per_second: "requests_per_day", mix: "topology" };
+const ALIASES = {
+  mig_profile: "gpu",
+  arrival: "burstiness",
+  requests_per_second: "requests_per_day",
+  mix: "topology",
+  ownership: "ownership.amortization_months",
+};
 
 function problemText(error) {
   const text = document.createElement("p");

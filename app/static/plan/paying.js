@@ -130,12 +130,13 @@ function renderEnergy(answer) {
   if (answer.energy_wh_per_million_tokens != null) notes.push(`${fmt.count(answer.energy_wh_per_million_tokens)} Wh per million output tokens`);
   if (answer.co2e_kg_per_month != null) notes.push(`${fmt.whole(answer.co2e_kg_per_month)} kg CO2e a month`);
   if (answer.energy?.power_kw != null) notes.push(`${fmt.count(answer.energy.power_kw)} kW at PUE ${fmt.count(answer.energy.pue)}`);
+  if (kwh != null && Array.isArray(answer.periods) && answer.periods.length) notes.push("the busiest period's fleet");
   setText("energy_note", kwh == null ? "the GPU's power figures are not known: give them under Prices and power" : notes.join("; "));
   const utilization = answer.fleet_utilization == null ? "" : ` The fleet is ${fmt.percent(answer.fleet_utilization)} busy on average.`;
   setText("energy-basis", answer.energy_basis ? `Energy: ${answer.energy_basis}.${utilization}` : "");
 }
 
-function renderOwning(owned) {
+function renderOwning(owned, answer) {
   const part = $("owning");
   part.hidden = !owned;
   const kpi = setValue("owned_monthly_cost_usd", owned ? fmt.usd(owned.owned_monthly_cost_usd) : "–", owned?.owned_monthly_cost_usd);
@@ -152,7 +153,8 @@ function renderOwning(owned) {
     `against ${fmt.usd(owned.rented_monthly_cost_usd)} rented; ${even} (${fmt.usd(owned.amortization_usd_per_month)} write-off, ${fmt.usd(owned.electricity_usd_per_month)} electricity, ${fmt.usd(owned.hosting_usd_per_month)} hosting)`,
   );
   drawOwning($("owning-chart"), owned.months || [], owned.break_even_months);
-  setText("owning-why", `${fmt.whole(owned.gpus)} GPUs bought for ${fmt.usd(owned.purchase_usd)}: ${owned.why}.`);
+  const busiest = Array.isArray(answer.periods) && answer.periods.length ? " (with a forecast: the fleet of its busiest period, owned or rented every month)" : "";
+  setText("owning-why", `${fmt.whole(owned.gpus)} GPUs bought for ${fmt.usd(owned.purchase_usd)}${busiest}: ${owned.why}.`);
 }
 
 function renderApi(answer) {
@@ -177,7 +179,7 @@ export function renderPaying(answer) {
   setText("paying-prices", pricesLine(answer.prices));
   renderProcurement(answer.procurement ?? null, answer);
   renderEnergy(answer);
-  renderOwning(answer.ownership ?? null);
+  renderOwning(answer.ownership ?? null, answer);
   renderApi(answer);
 }
 
