@@ -5,6 +5,15 @@ a stable column order, `.` decimals, no thousands separators; nested objects bec
 `parent_child` columns and lists become one cell. Text cells that a spreadsheet would read as
 a formula (starting with `=`, `+`, `-`, `@`, a tab or a carriage return) are prefixed with `'`;
 numbers are written as numbers, negative ones included.
+
+A JSON string that a spreadsheet would read as a number, a date or a boolean (an engine version
+`0.10`, `0.6.3`, an all-digit id, `2026-01`, `true`) starts with U+2060 WORD JOINER, an
+invisible character no number or date parser accepts, so the cell stays the text the JSON has.
+Quoting does not do it: Excel, Google Sheets' IMPORTDATA and LibreOffice (by default) read a
+quoted `"0.10"` as the number 0.1, and Power Query's type detection does too. A leading `'` is
+shown as part of the text by LibreOffice's import and IMPORTDATA, and `="0.10"` is a formula
+(Power Query shows it as written). tests/api/test_csv_text_cells.py imports such a CSV into
+LibreOffice and checks each cell's type.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -27,6 +37,12 @@ FORMATS = {"json": JSON, "csv": CSV}
 OWN_FORMATS = frozenset({"keda", "xlsx"})
 # What makes Excel, LibreOffice or Google Sheets read a cell as a formula.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# Text a spreadsheet would read as a number, date, time or percentage: digits and number
+# punctuation only (with at least one digit), or a boolean word.
+NUMBER_LIKE = re.compile(r"[\d\s.,:/%eE]*\d[\d\s.,:/%eE+-]*")
+BOOLEAN_WORDS = frozenset({"true", "false"})
+# Invisible and never part of a number: the cell stays text, and looks as the JSON string does.
+TEXT_MARK = "\u2060"
 
 
 def _format_asked() -> str | None:
@@ -65,7 +81,15 @@ def _cell(value: Any) -> str:
     text = str(value)
     # A text cell a spreadsheet would run as a formula (OWASP "CSV injection") gets a leading
     # apostrophe; numbers are numbers, so a negative figure stays -1.5, not '-1.5.
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    if text.startswith(FORMULA_STARTS):
+        return "'" + text
+    return TEXT_MARK + text if looks_like_a_number(text) else text
+
+
+def looks_like_a_number(text: str) -> bool:
+    """Whether a spreadsheet would turn this text into a number, date, time, percentage or
+    boolean on import."""
+    return NUMBER_LIKE.fullmatch(text) is not None or text.strip().casefold() in BOOLEAN_WORDS
 
 
 def flatten(record: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -121,7 +121,8 @@ def test_a_12_period_forecast_returns_12_rows_as_csv(client):
     assert response.status_code == 200
     assert response.mimetype == "text/csv"
     rows = list(csv.DictReader(io.StringIO(response.get_data(as_text=True))))
-    assert len(rows) == 12 and rows[0]["period"] == "2027-01"
+    # The period label stays text in a spreadsheet (app/api/render.py TEXT_MARK), not a date.
+    assert len(rows) == 12 and rows[0]["period"] == "\u20602027-01"
 
 
 def test_forecasts_are_capped(client):

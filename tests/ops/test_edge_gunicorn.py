@@ -146,3 +146,13 @@ def test_an_answer_chosen_by_accept_varies_on_it(server: Server) -> None:
         assert "accept" in [part.strip().lower() for part in headers["vary"].split(",")]
     _, by_format, _ = get(server, FIT + "&format=csv", "Accept: application/json\r\n")
     assert "accept" not in by_format.get("vary", "").lower()
+
+
+def test_a_version_in_csv_is_marked_as_text(server: Server) -> None:
+    """Through gunicorn too, the engine version 0.10 arrives as U+2060 then 0.10 (UTF-8), so a
+    spreadsheet keeps it text (tests/api/test_csv_text_cells.py imports it into LibreOffice)."""
+    code, headers, body = get(server, FIT + "&engine=vllm&format=csv")
+    assert code == 200 and headers["content-type"] == "text/csv; charset=utf-8", body[:300]
+    header, row = body.decode("utf-8").splitlines()[:2]
+    cells = dict(zip(header.split(","), row.split(","), strict=False))
+    assert cells["engine_version"].encode("utf-8") == b"\xe2\x81\xa00.10"
