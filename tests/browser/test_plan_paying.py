@@ -173,6 +173,17 @@ def test_a_forecast_is_split_into_committed_on_demand_and_spot_as_the_api_splits
     assert saved[:2] == workbook[:2] == b"PK"  # both zip archives: an .xlsx
     assert len(saved) == pytest.approx(len(workbook), rel=0.01)  # the same sheets (only zip times differ)
 
+    # Quarters instead of months: twelve periods of three months, a 36-month horizon in which
+    # a 3-year commitment fits; the bars follow the API's split.
+    choose(page, "period_months", "3")
+    rendered(page)
+    quarters = fleet(server, {**body, "period_months": 3})["procurement"]
+    assert quarters["horizon_months"] == 36 and quarters["period_months"] == 3
+    assert [b["cost_usd"] for b in split_bars(page)] == [p["cost_usd"] for p in quarters["periods"]]
+    assert value(page, "#procured_cost_usd") == quarters["cost_usd"]
+    assert parse_qs(urlsplit(page.url).query)["period_months"] == ["3"]
+    body["period_months"] = 3
+
     no_horizontal_scroll(page, VIEWPORT["width"])
     page.set_viewport_size(PHONE)
     page.wait_for_timeout(300)

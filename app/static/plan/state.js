@@ -40,6 +40,7 @@ export const DEFAULTS = Object.freeze({
   pricing: "on_demand",
   commitments: "",
   spot: "",
+  period_months: "",
   horizon_months: "",
   "prices.reserved_1y_usd_per_hour": "",
   "prices.reserved_3y_usd_per_hour": "",
@@ -59,7 +60,7 @@ export const DEFAULTS = Object.freeze({
 
 /** pricing=optimize's own fields: the API takes them with it only. */
 export const OPTIMIZE = "optimize";
-export const OPTIMIZE_ONLY = Object.freeze(["commitments", "spot", "horizon_months"]);
+export const OPTIMIZE_ONLY = Object.freeze(["commitments", "spot", "period_months", "horizon_months"]);
 
 export const FIELDS = Object.freeze(Object.keys(DEFAULTS));
 
