@@ -57,6 +57,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         ops,
         plan,
         planning,
+        traces,
     )
 
     observability.init_app(app, before_scrape=lookup.catalog)  # first: its hooks wrap every other one
@@ -72,6 +73,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(lab.bp)
     app.register_blueprint(plan.bp)
     app.register_blueprint(calibrations.bp)
+    app.register_blueprint(traces.bp)
     docs.init_app(app)
 
     from app import cli

@@ -413,6 +413,19 @@ CASES: list[tuple[str, str, Any, int, str]] = [
         "BatchResponse",
     ),
     ("GET", "/v1/batch?model=llama-3.1-8b&gpu=h100-sxm&requests=50001", None, 422, "Problem"),
+    (
+        "POST",
+        "/v1/traces?model=llama-3.1-8b",
+        (
+            "text/csv",
+            b"timestamp,prompt_tokens,output_tokens,cached_tokens\n2026-12-01T09:00:00Z,1200,310,800\n"
+            b"2026-12-01T09:20:00Z,900,120,0\n2026-12-01T10:40:00Z,300,20,\n",
+        ),
+        200,
+        "TraceProfile",
+    ),
+    ("POST", "/v1/traces", ("application/x-ndjson", b'{"timestamp": 1, "prompt_tokens": 2}'), 422, "Problem"),
+    ("POST", "/v1/traces", ("application/xml", b"<log/>"), 415, "Problem"),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),

@@ -363,6 +363,43 @@ class BatchResponse(_SimulatedReplica):
     cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
 
 
+class TraceProfile(Schema):
+    requests = fields.Integer(required=True)
+    first_arrival = fields.String(required=True)
+    last_arrival = fields.String(required=True)
+    span_s = fields.Float(required=True)
+    requests_per_day = fields.Float(required=True)
+    requests_per_second = fields.Float(required=True)
+    peak_to_average = fields.Float(required=True)
+    burstiness = fields.Float(required=True, allow_none=True)
+    arrival_cv = fields.Float(required=True, allow_none=True)
+    prompt_tokens = fields.Nested("TraceLengths", required=True)
+    output_tokens = fields.Nested("TraceLengths", required=True)
+    prefix_cache_hit_rate = fields.Float(required=True, allow_none=True)
+    models = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
+    length_buckets = fields.List(fields.Nested("LengthBucket"), required=True)
+    periods = fields.List(fields.Nested("TracePeriod"), required=True)
+    fleet_request = fields.Nested("FleetRequest", required=True, allow_none=True)
+    warnings = fields.List(fields.String(), required=True)
+
+
+class TraceLengths(Schema):
+    """One length's distribution over the log's requests, tokens."""
+
+    mean = fields.Float(required=True)
+    cv = fields.Float(required=True)
+    p50 = fields.Integer(required=True)
+    p90 = fields.Integer(required=True)
+    p99 = fields.Integer(required=True)
+
+
+class TracePeriod(Schema):
+    period = fields.String(required=True)
+    requests = fields.Integer(required=True)
+    covered_s = fields.Float(required=True)
+    requests_per_day = fields.Float(required=True)
+
+
 def _sized(*, required: bool) -> type[Schema]:
     """The size and cost of a fleet: a plan, one ranked option, one forecast period."""
 
@@ -996,6 +1033,9 @@ COMPONENTS: tuple[type[Schema], ...] = (
     LatencyConfidence,
     BatchResponse,
     Spread,
+    TraceProfile,
+    TraceLengths,
+    TracePeriod,
     FleetResponse,
     FleetReplica,
     FleetPredicted,

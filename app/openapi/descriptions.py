@@ -964,6 +964,58 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "MIG slice: its share of the card's price)."
         ),
     },
+    "TraceProfile": {
+        "requests": "Requests in the log (rows), count.",
+        "first_arrival": "The earliest timestamp, ISO 8601 UTC.",
+        "last_arrival": "The latest timestamp, ISO 8601 UTC.",
+        "span_s": "Last arrival minus first, s.",
+        "requests_per_day": "Requests over the span, scaled to a day, requests/day.",
+        "requests_per_second": "Requests over the span, requests/s.",
+        "peak_to_average": (
+            "The busiest hourly period's rate over the log's average rate, ratio (at least 1). Hours the log covers "
+            "less than half of are left out."
+        ),
+        "burstiness": (
+            "The gamma shape of inter-arrival times within hours (1: Poisson, below 1 burstier; vLLM's convention, "
+            "as /v1/latency and /v1/fleet take it): 1 / the pooled squared cv of the gaps, each divided by its "
+            "hour's mean gap, clamped to 0.05-100. Null when no hour holds three arrivals, or when whole-second "
+            "timestamps cannot resolve gaps of a few seconds."
+        ),
+        "arrival_cv": (
+            "Coefficient of variation of inter-arrival times within hours, 1 / sqrt(burstiness); null with it."
+        ),
+        "prompt_tokens": "Prompt lengths: mean, cv, p50, p90, p99, tokens.",
+        "output_tokens": "Output lengths: mean, cv, p50, p90, p99, tokens.",
+        "prefix_cache_hit_rate": (
+            "Share of prompt tokens found in the prefix cache, sum of cached_tokens over sum of prompt_tokens, 0-1; "
+            "null when the log has no cached_tokens."
+        ),
+        "models": "Requests per value of the log's `model` column, busiest first (empty without the column).",
+        "length_buckets": (
+            "Prompt quartiles × output halves: each non-empty cell's mean prompt and output lengths and its share of "
+            "the requests (shares sum to 1), as /v1/fleet `length_buckets` for a mixed fleet."
+        ),
+        "periods": "Every UTC hour from the first arrival's to the last's, empty ones included.",
+        "fleet_request": (
+            "A /v1/fleet body for the log's traffic: requests_per_day, peak_to_average, mean lengths (rounded) and "
+            "their cv (at most 4), gamma arrivals of the fitted burstiness (Poisson when none), the model and the "
+            "gpu when given. Null when no model is known (no `model` column and no ?model=)."
+        ),
+        "warnings": "What the profile could not determine, and how it read the log.",
+    },
+    "TraceLengths": {
+        "mean": "Mean over the log's requests, tokens.",
+        "cv": "Coefficient of variation (population standard deviation over the mean).",
+        "p50": "Median (nearest rank), tokens.",
+        "p90": "90th percentile (nearest rank), tokens.",
+        "p99": "99th percentile (nearest rank), tokens.",
+    },
+    "TracePeriod": {
+        "period": "The UTC hour, `YYYY-MM-DDTHH:00Z`.",
+        "requests": "Arrivals in the hour, count.",
+        "covered_s": "Seconds of the hour between the log's first and last arrival (3,600 inside the log), s.",
+        "requests_per_day": "The hour's arrivals over covered_s, scaled to a day, requests/day (0 when uncovered).",
+    },
     "BatchResponse": {
         **_ONE_REPLICA,
         "gpus": "GPUs of the replica, count: what the job is billed for.",
@@ -2060,6 +2112,12 @@ SCHEMAS: dict[str, str] = {
         "kv_read_context: every request is queued at once and each decode reads its own context), the mean lengths "
         "and their spread, how many requests, and the seed."
     ),
+    "TraceProfile": (
+        "The workload of a request log: its rate, peak hour, burstiness, length distributions, hourly periods, "
+        "length buckets, prefix-cache hit rate, and a ready /v1/fleet body."
+    ),
+    "TraceLengths": "One length's distribution over the log's requests.",
+    "TracePeriod": "One UTC hour of the log, usable as a /v1/fleet forecast period.",
     "BatchResponse": (
         "An offline batch on one replica, simulated to its last completion: the makespan, the throughput over it, "
         "the requests' TTFT and completion times from the start, preemptions and the job's cost, with the fit "
@@ -2105,6 +2163,11 @@ QUERY: dict[str, str] = {
     "list_limit": "Items per page, count.",
     "list_offset": "Matching items to skip before the page, count.",
     "calibration_model": "Only calibrations of this model (catalog slug).",
+    "trace_log_format": "How to read the body: `csv` or `jsonl` (JSON lines). Default: from the Content-Type, "
+    "else from the body's first character (`{`: JSON lines).",
+    "trace_model": "The model fleet_request plans (a catalog slug or Hugging Face repository id). Default: the "
+    "log's `model` column (its busiest model when it names several).",
+    "trace_gpu": "The GPU fleet_request plans on (a catalog slug). Default: none, so /v1/fleet ranks the catalog.",
     "calibration_gpu": "Only calibrations on this GPU (catalog slug).",
 }
 

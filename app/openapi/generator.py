@@ -344,6 +344,8 @@ def operation(op: paths.Operation, parameters: Parameters) -> dict[str, Any]:
         names = parameters.listing(*op.query) + names
     if names:
         out["parameters"] = [_component_ref("parameters", name) for name in names]
+    if op.body_media:
+        out["requestBody"] = {"required": True, "content": op.body_media}
     if op.body:
         media = {"schema": ref(op.body)}
         label = op.body.removesuffix("Request").lower()

@@ -14,6 +14,7 @@ from typing import Any
 from app.api.calibrations import CalibrationListQuery
 from app.api.catalog_schemas import EngineListQuery, GpuListQuery, ModelListQuery
 from app.api.schemas import PLANNING_ENDPOINTS, PlanningEndpoint
+from app.api.traces import MAX_TRACE_BYTES, TraceQuery
 from app.api.workbook import XLSX
 from app.planning.batch import BATCH_MAX_WORK
 
@@ -54,6 +55,21 @@ ERRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "CalibrationTooLarge": (
         "413",
         "The body is over 9 MiB (a start-up log may be 4 MiB of UTF-8, escaped in JSON).",
+        (),
+    ),
+    "TraceTooLarge": (
+        "413",
+        f"The log is over {MAX_TRACE_BYTES // 2**20} MiB (MAX_TRACE_BYTES; two to three million rows).",
+        (),
+    ),
+    "InvalidTrace": (
+        "422",
+        "A row the profiler cannot read, named by line and column in `detail` and in `errors` as "
+        "`log.<line>.<column>` (`log.<line>` for a line that is not a JSON object): a missing or unparsable "
+        "timestamp, epoch milliseconds, lengths that are not whole numbers of tokens, more cached tokens than the "
+        "prompt, a row short of the header's columns, bytes that are not UTF-8; `errors.log` for a log with fewer "
+        "than two requests or no time span, or a header without timestamp, prompt_tokens and output_tokens; a "
+        "query parameter out of range or unknown, or `format` other than json or csv.",
         (),
     ),
     "UriTooLong": ("414", "The URL (path and query string) is over 16 KiB; send the inputs as a POST body.", ()),
@@ -224,6 +240,8 @@ class Operation:
     planning: PlanningEndpoint | None = None
     # Lists: the parameters are this query schema's fields (component names prefixed).
     query: tuple[type, str] | None = None
+    # A body that is not JSON: media type -> its media object.
+    body_media: dict[str, Any] = field(default_factory=dict)
 
 
 # --- planning ------------------------------------------------------------------------------
@@ -901,6 +919,45 @@ OTHERS = [
     ),
 ]
 
+_LOG_TEXT = {
+    "schema": {
+        "type": "string",
+        "description": "The log: CSV with a header row naming `timestamp`, `prompt_tokens`, `output_tokens` and "
+        "optionally `cached_tokens` and `model` (other columns are ignored), or JSON lines (one object a line with "
+        "those keys). Timestamps are ISO 8601 (UTC without an offset) or epoch seconds. UTF-8; a byte-order mark is "
+        "dropped.",
+    },
+    "example": "timestamp,prompt_tokens,output_tokens,cached_tokens\n2026-12-01T09:00:00Z,1200,310,800\n"
+    "2026-12-01T09:00:02.5Z,900,120,0\n",
+}
+TRACES = Operation(
+    "post",
+    "/v1/traces",
+    "profileTrace",
+    "planning",
+    "The workload a request log describes, and the /v1/fleet body that plans it",
+    (
+        Answer(
+            "200",
+            "The log's workload",
+            "TraceProfile",
+            f"One row per hourly period (`period`, `requests`, `covered_s`, `requests_per_day`). {CSV_RULES}",
+        ),
+    ),
+    errors=("TraceTooLarge", "UnsupportedMediaType", "InvalidTrace"),
+    description="Reads the log as it streams in (CSV or JSON lines, told apart by `log_format`, the Content-Type "
+    "(`text/csv`; `application/x-ndjson`, `application/jsonl`, `application/json-lines`, "
+    "`application/x-jsonlines`) or else the first character, `{` for JSON lines) and answers the rate "
+    "(`requests_per_day`), the busiest hour's over it (`peak_to_average`), hourly `periods` (each usable as a "
+    "/v1/fleet `forecast` period), the gamma shape of inter-arrival times within hours (`burstiness`), the "
+    "lengths' mean, cv, p50, p90 and p99, `length_buckets` for a mixed fleet, `prefix_cache_hit_rate` from "
+    "`cached_tokens`, and `fleet_request`: a /v1/fleet body for this traffic.",
+    parameters=("format",),
+    query=(TraceQuery, "trace_"),
+    # application/jsonl, application/json-lines and application/x-jsonlines are read as JSON lines too.
+    body_media={"text/csv": _LOG_TEXT, "application/x-ndjson": {"schema": {"type": "string"}}},
+)
+
 OPERATIONS: tuple[Operation, ...] = (
     *(op for endpoint in PLANNING_ENDPOINTS for op in _planning(endpoint)),
     MODELS[0],
@@ -910,5 +967,6 @@ OPERATIONS: tuple[Operation, ...] = (
     *GPUS,
     *ENGINES,
     *CALIBRATIONS,
+    TRACES,
     *OTHERS,
 )

@@ -16,6 +16,7 @@ bounded computation per request is tested where it is built).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,13 @@ CHECKS = [
     response_schema_conformance,
     response_headers_conformance,
 ]
+
+
+@schemathesis.serializer("application/x-ndjson")
+def _json_lines(_: Any, value: Any) -> bytes:
+    """/v1/traces' JSON lines body: a generated string as it is, anything else one JSON line."""
+    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else json.dumps(value).encode()
+
 
 schema = schemathesis.openapi.from_path(SPEC_PATH)
 # The coverage phase's boundary values (every minimum, maximum and enum member of every
