@@ -3,7 +3,10 @@
 Metrics run in prometheus client_python's multiprocess mode, as its documentation lays out
 for gunicorn: the start script (`make serve`, the container's entrypoint) sets
 PROMETHEUS_MULTIPROC_DIR, `on_starting` empties it before the first worker forks, and
-`child_exit` marks each dead worker so its live gauges stop counting.
+`child_exit` marks each dead worker so its live gauges stop counting. A worker gunicorn aborts
+at its timeout (or interrupts) mid-request counts the request in
+fleet_sizer_worker_timeouts_total and logs it with its request id (`worker_abort`,
+`worker_int`): the app's time budget (TIME_BUDGET_S) should stop every computation first.
 """
 
 import logging
@@ -34,7 +37,8 @@ limit_request_field_size = 64 * 1024
 limit_request_fields = 200
 # Heartbeat files on tmpfs: a slow disk must not make the arbiter kill healthy workers.
 worker_tmp_dir = "/dev/shm"
-# A request still running after 30 s is a bug (every input is capped): the worker is replaced.
+# A request still running after 30 s is a bug (every computation stops at TIME_BUDGET_S, 20 s by
+# default, with a 503): the worker is replaced, and the request counted and logged (worker_abort).
 timeout = 30
 graceful_timeout = 30
 keepalive = 5
@@ -109,3 +113,18 @@ def child_exit(server, worker):  # type: ignore[no-untyped-def]
     """A worker is gone: its live gauges (in-progress requests, catalog size) stop counting."""
     if os.environ.get(MULTIPROC_ENV):
         multiprocess.mark_process_dead(worker.pid)
+
+
+def worker_abort(worker):  # type: ignore[no-untyped-def]
+    """In a worker the arbiter aborts (SIGABRT: past `timeout`): count and log the request it
+    was running, before it exits."""
+    from app import observability
+
+    observability.worker_stopped("timeout")
+
+
+def worker_int(worker):  # type: ignore[no-untyped-def]
+    """In a worker interrupted by SIGINT or SIGQUIT (a fast shutdown): the same for its request."""
+    from app import observability
+
+    observability.worker_stopped("interrupted")

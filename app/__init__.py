@@ -58,6 +58,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
         plan,
         planning,
         traces,
+        work_budget,
     )
 
     observability.init_app(app, before_scrape=lookup.catalog)  # first: its hooks wrap every other one
@@ -65,6 +66,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     memo.init_app(app)
     errors.init_app(app)
     db_errors.init_app(app)
+    work_budget.init_app(app)
     app.teardown_appcontext(lookup.close_session)
     app.register_blueprint(ops.bp)
     app.register_blueprint(planning.bp)

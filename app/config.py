@@ -12,6 +12,8 @@
 | DB_KEEPALIVE_IDLE_S | 5 | PostgreSQL: TCP keepalive probes on a connection idle this long |
 | DB_RETRY_MAX_S | 30 | while the database is unreachable, the longest wait between a worker's retries |
 | CORS_ORIGINS | (none) | comma-separated origins (`https://dash.example.com`) allowed to call the API from a browser |
+| TIME_BUDGET_S | 20 | a computation stops past this many seconds of its request: 503 with Retry-After |
+| WORK_BUDGET_UNITS | 1000000 | simulator work one answer's simulations may take together; predicted over: 422 |
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ def _bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     raise ConfigError(f"{name} must be a boolean (1/0, true/false), got {raw!r}")
 
 
+# Below gunicorn's 30 s worker timeout, with room for the answer's rendering after the stop.
+DEFAULT_TIME_BUDGET_S = 20
+# About 2 to 6 s of one core at the simulator's 2 to 6 µs a unit; the largest latency sweeps at
+# common lengths take less (40 rates of 5,000 requests spread at cv 1 with the capacity search:
+# 890,000; 50,000 requests at cv 2: 570,000).
+DEFAULT_WORK_BUDGET_UNITS = 1_000_000
 MIN_TOKEN_LENGTH = 16
 MAX_TOKEN_LENGTH = 256
 
@@ -93,6 +101,10 @@ class Config:
     db_timeouts: DbTimeouts = field(default_factory=DbTimeouts)
     # Backoff cap for a worker's catalog checks while the database is unreachable.
     db_retry_max_s: int = 30
+    # A request's work budget (app/sizing/budget.py): its computation's wall time, and the
+    # simulator work its simulations may take between them.
+    time_budget_s: int = DEFAULT_TIME_BUDGET_S
+    work_budget_units: int = DEFAULT_WORK_BUDGET_UNITS
 
     def __post_init__(self) -> None:
         # Checked here, not only in from_env, so a config given to create_app() is held to it too.
@@ -132,4 +144,6 @@ class Config:
                 keepalive_idle_s=_int(env, "DB_KEEPALIVE_IDLE_S", 5, 1, 7200),
             ),
             db_retry_max_s=_int(env, "DB_RETRY_MAX_S", 30, 1, 3600),
+            time_budget_s=_int(env, "TIME_BUDGET_S", DEFAULT_TIME_BUDGET_S, 1, 3600),
+            work_budget_units=_int(env, "WORK_BUDGET_UNITS", DEFAULT_WORK_BUDGET_UNITS, 1000, 10**12),
         )

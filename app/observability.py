@@ -94,6 +94,15 @@ DATABASE_UNAVAILABLE = Counter(
     "fleet_sizer_database_unavailable_total",
     "Requests answered 503 because the database could not be reached or did not answer.",
 )
+BUDGET_STOPS = Counter(
+    "fleet_sizer_budget_stops_total",
+    "Computations stopped at their request's time budget (TIME_BUDGET_S), answered 503.",
+)
+WORKER_TIMEOUTS = Counter(
+    "fleet_sizer_worker_timeouts_total",
+    "Requests whose worker gunicorn aborted (its timeout) or interrupted while they ran, by route template.",
+    ["method", "route"],
+)
 BUILD_INFO = Gauge(
     "fleet_sizer_build_info",
     "Always 1; the labels say which build and Python answer.",
@@ -197,11 +206,44 @@ def _outcome(status: int) -> str:
     return "client_error" if status < 500 else "server_error"
 
 
+# The request this worker is running (a sync worker runs one at a time), for the gunicorn
+# hooks that run when the worker is aborted or interrupted mid-request.
+_running: dict[str, Any] = {}
+
+
 def _before() -> None:
     g.observed_start = time.perf_counter()
     g.observed_labels = _labels()
     IN_PROGRESS.labels(*g.observed_labels).inc()
-    request_id()
+    _running.update(
+        request_id=request_id(),
+        method=request.method,
+        path=request.path,
+        labels=g.observed_labels,
+        start=g.observed_start,
+    )
+
+
+def worker_stopped(how: str) -> None:
+    """In a worker that gunicorn aborts (`how`: "timeout") or interrupts mid-request: count
+    the request in fleet_sizer_worker_timeouts_total and log it with its request id (the
+    client gets no answer, so no access line would say it happened). Nothing running:
+    nothing is logged."""
+    if not _running:
+        return
+    method, route = _running["labels"]
+    WORKER_TIMEOUTS.labels(method, route).inc()
+    logging.getLogger(ACCESS_LOGGER).error(
+        "worker stopped mid-request",
+        extra={
+            "reason": how,
+            "method": _running["method"],
+            "path": _running["path"],
+            "route": route,
+            "duration_ms": round((time.perf_counter() - _running["start"]) * 1000, 3),
+            "request_id": _running["request_id"],
+        },
+    )
 
 
 def _after(response: Response) -> Response:
@@ -232,6 +274,7 @@ def _after(response: Response) -> Response:
 
 
 def _teardown(_exc: BaseException | None = None) -> None:
+    _running.clear()
     labels = g.pop("observed_labels", None)
     if labels is not None:
         IN_PROGRESS.labels(*labels).dec()

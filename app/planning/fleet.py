@@ -33,9 +33,10 @@ from app.sizing.fleet_plan import (
     size,
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
+from app.sizing.simulate import SATURATION_REQUESTS, WorkLimitExceeded
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 
-from . import finance
+from . import finance, work
 from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
 from .finance import FinanceAnswer
@@ -298,9 +299,16 @@ def fleet_uncertainty(plan: FleetPlan, request: FleetRequest, applied: Applied) 
 def simulated_body(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs | None = None) -> dict[str, Any] | None:
     """mode=simulate: the chosen replica at the planned peak, as /v1/latency's simulated row,
     its SLOs checked as `traffic` states them (a pool's own; else the request's)."""
-    if request.simulation is None:
+    simulation = request.simulation
+    if simulation is None or plan.queueing is None:
         return None
-    result = simulated_at_peak(plan, seed=request.simulation.seed, requests=request.simulation.requests)
+    n = simulation.requests
+    size_fields = ("requests",)
+    work.check_predicted([work.Runs(plan.queueing, (min(n, SATURATION_REQUESTS), n))], size_fields)
+    try:
+        result = simulated_at_peak(plan, seed=simulation.seed, requests=n)
+    except WorkLimitExceeded as over:
+        raise work.over_budget(over, size_fields) from None
     if result is None:
         return None
     traffic = request.traffic if traffic is None else traffic

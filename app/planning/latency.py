@@ -21,9 +21,17 @@ from app.sizing.errors import SizingError
 from app.sizing.fleet_plan import AGGREGATED, arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
 from app.sizing.queueing import E2E_SLO, KV_CAPACITY, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
-from app.sizing.simulate import Percentiles, SimulationResult, saturation_rate, simulate
+from app.sizing.simulate import (
+    SATURATION_REQUESTS,
+    Percentiles,
+    SimulationResult,
+    WorkLimitExceeded,
+    saturation_rate,
+    simulate,
+)
 from app.sizing.specs import GpuSpec, ModelSpec
 
+from . import work
 from .calibration import Applied, apply, basis
 from .context import Context
 from .replica import engine_fields, with_engine
@@ -192,16 +200,21 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
     analytic = shape.model
     simulation = request.simulation
     if simulation is not None:
-        saturation = saturation_rate(
-            analytic.steps,
-            analytic.traffic,
-            analytic.limits,
-            seed=simulation.seed,
-            requests=min(simulation.requests, 2000),
+        n = simulation.requests
+        size_fields = ("requests", "request_rate" if len(request.rates) == 1 else "sweep_rates")
+        runs = [min(n, SATURATION_REQUESTS), *(n for _ in request.rates)]
+        work.check_predicted(
+            [work.Runs(analytic, [*runs, *[min(n, CAPACITY_REQUESTS)] * SIMULATED_BISECTIONS])], size_fields
         )
-        results = [shape.simulate(rate, simulation.seed, simulation.requests, saturation) for rate in request.rates]
-        rows = [simulated_row(result, workload) for result in results]
-        capacity = simulated_capacity(shape, workload, simulation.seed, simulation.requests, saturation)
+        try:
+            saturation = saturation_rate(
+                analytic.steps, analytic.traffic, analytic.limits, seed=simulation.seed, requests=runs[0]
+            )
+            results = [shape.simulate(rate, simulation.seed, n, saturation) for rate in request.rates]
+            rows = [simulated_row(result, workload) for result in results]
+            capacity = simulated_capacity(shape, workload, simulation.seed, n, saturation)
+        except WorkLimitExceeded as over:
+            raise work.over_budget(over, size_fields) from None
     else:
         saturation = analytic.saturation_rate_per_s
         rows = [_analytic_row(analytic.latency(rate), workload) for rate in request.rates]

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
+from app.sizing import budget
 from app.sizing.fleet_plan import FleetInputs
 from app.sizing.mix import (
     LOAD_TOLERANCE,
@@ -206,8 +207,9 @@ def solve(problem: MixProblem) -> MixPlan:
         integrality=integral,
         bounds=Bounds(np.zeros(cols.size), upper),
         constraints=LinearConstraint(matrix, [r[1] for r in rows], [r[2] for r in rows]),
-        options={"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S},
+        options={"mip_rel_gap": MIP_REL_GAP, "time_limit": budget.solver_time_limit_s(TIME_LIMIT_S)},
     )
+    budget.check("the mix's integer program")
     if result.x is None:
         status = INFEASIBLE if result.status == 2 else str(result.message)
         return _answer(problem, {}, status, str(result.message), started, False)

@@ -26,6 +26,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, milp
 from scipy.sparse import coo_array
 
+from app.sizing import budget
 from app.sizing.procurement import Procurement, ProcurementProblem, settle
 
 from .mix import MIP_REL_GAP, OPTIMAL
@@ -87,8 +88,9 @@ def solve(problem: ProcurementProblem) -> Procurement:
         integrality=np.ones(size),
         bounds=Bounds(np.zeros(size), np.full(size, np.inf)),
         constraints=LinearConstraint(matrix, lower, np.full(2 * periods, np.inf)),
-        options={"mip_rel_gap": MIP_REL_GAP, "time_limit": TIME_LIMIT_S},
+        options={"mip_rel_gap": MIP_REL_GAP, "time_limit": budget.solver_time_limit_s(TIME_LIMIT_S)},
     )
+    budget.check("the procurement's integer program")
     if result.x is None:  # cannot happen (all on demand is feasible) short of the time limit
         counts = [0] * len(committed), [n.units for n in needs], [0] * periods
         status = str(result.message)

@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from . import budget, fleet, memory
 from . import cost as cost_mod
-from . import fleet, memory
 from .errors import SizingError
 from .parallelism import valid_tensor_parallel
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
@@ -503,6 +503,7 @@ def forecast(base: FleetPlan, periods: Sequence[Period], inputs: FleetInputs) ->
     """The same replica under each period's traffic: one sized fleet per period."""
     rows = []
     for period in periods:
+        budget.check("the forecast")
         demand = fleet.Demand.per_day(
             period.requests_per_day,
             period.peak_to_average if period.peak_to_average is not None else inputs.peak_to_average,
@@ -581,6 +582,7 @@ def rank(
     for label, gpu in gpus:
         for profile in targets(gpu):
             for precision in precisions or (plan.weight_precision,):
+                budget.check("the ranking")
                 shape = replace(plan, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
                 options.extend(_pending_card(model, gpu, label, shape, inputs))
     return _settle(options, inputs)
@@ -600,6 +602,7 @@ def shapes(
     larger one leaves room for KV and batches more per GPU."""
     options: list[Option] = []
     for precision in precisions or (plan.weight_precision,):
+        budget.check("the ranking")
         options.extend(_shapes_on(model, gpu, label, replace(plan, weight_precision=precision), inputs))
     return _settle(options, inputs)
 
@@ -767,6 +770,7 @@ def _settle(options: list[Option], inputs: FleetInputs) -> list[Option]:
         place(option)
     while frontier and frontier[0][0] < best:
         *_, option = heapq.heappop(frontier)
+        budget.check("the ranking")
         for looked in _reassessed(option, inputs):
             place(looked)
     settled.extend(option for *_, option in sorted(frontier, key=lambda entry: entry[:3]))

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from . import fleet
+from . import budget, fleet
 from .errors import SizingError
 from .fleet_plan import FleetInputs, FleetPlan, plan_fleet, refine, targets
 from .plan import PlanInputs, plan_fit
@@ -482,6 +482,7 @@ def build_problem(
     ruled_out: list[RuledOut] = []
     shapes = _shapes(model, gpus, plan, precisions, ruled_out)
     for shape in shapes:
+        budget.check("the mix")
         _evaluate(model, shape, chosen, traffic)
     priced: list[_Shape] = []
     for shape in shapes:
@@ -499,6 +500,7 @@ def build_problem(
     picked: set[int] = set()
     unserved: set[int] = set()
     for b in busy:
+        budget.check("the mix")
         per_rate = _per_rate(kinds, matrix.rate, b)
         found = _cheapest(matrix, everyone, per_rate, _only(b), keep)
         if not found:

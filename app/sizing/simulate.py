@@ -62,6 +62,8 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from . import budget as request_budget
+from .budget import UNBOUNDED_WORK
 from .timing import StepModel
 
 GAMMA = "gamma"
@@ -69,6 +71,8 @@ LOGNORMAL = "lognormal"
 DEFAULT_REQUESTS = 5_000
 DEFAULT_BURST_REQUESTS = 1_000
 MAX_REQUESTS = 50_000
+# The saturation rate's burst, when simulate() computes it: at most this many requests.
+SATURATION_REQUESTS = 2_000
 DEFAULT_WARMUP_FRACTION = 0.1
 CI_BATCHES = 20
 # Student t, 97.5% quantile at CI_BATCHES - 1 = 19 degrees of freedom.
@@ -77,13 +81,16 @@ PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 # ITL histogram: log-spaced bins 0.2% wide.
 _ITL_BIN_RATIO = 1.002
 _ITL_LOG_BIN = math.log(_ITL_BIN_RATIO)
-# No limit on a run's work (the rate-driven simulations are bounded by their request counts).
-UNBOUNDED_WORK = 1 << 62
+# The time budget is checked every this many scheduler passes (a few milliseconds of them),
+# and every this many steps a sliding-window stretch walks one by one.
+_CHECK_EVERY_PASSES = 1 << 10
+_CHECK_EVERY_STEPS = 1 << 16
 
 
 class WorkLimitExceeded(ValueError):
     """A run over its work limit (`max_work` units: scheduler passes, prefill chunks,
-    preemptions and the decode steps of a sliding-window model, walked one by one): refused
+    preemptions, the decode steps of a sliding-window model, walked one by one, and the ITL
+    histogram bins of a rate-driven run's walked stretches): refused
     before it started when `floor` (a lower bound on its work) is over it, else stopped
     `simulated_s` into the simulated time after `preemptions`."""
 
@@ -310,7 +317,8 @@ class _Engine:
         self.n_steps = 0
         self.events = 0
         self.max_work = max_work
-        # Scheduler passes, prefill chunks, preemptions and decode steps walked one by one.
+        # Scheduler passes, prefill chunks, preemptions, decode steps walked one by one, and
+        # the ITL histogram bins a walked stretch spreads its tokens over (a rate-driven run).
         self.work = 0
         self.window_lo = math.inf
         self.window_hi = math.inf
@@ -451,6 +459,7 @@ class _Engine:
         lo = int(math.log(min(first, last)) / _ITL_LOG_BIN)
         hi = int(math.log(max(first, last)) / _ITL_LOG_BIN)
         share = tokens / (hi - lo + 1)
+        self.work += hi - lo + 1  # a long stretch's durations spread over many bins
         bins = self.itl_bins
         for b in range(lo, hi + 1):
             bins[b] = bins.get(b, 0.0) + share
@@ -486,6 +495,8 @@ class _Engine:
             self.work += 1
             if self.work > self.max_work:
                 raise WorkLimitExceeded(self.max_work, self.now, self.preemptions)
+            if not self.events % _CHECK_EVERY_PASSES:
+                request_budget.check("the simulation")
             # Decodes first: each needs a token of KV; preempt the newest while they do not fit.
             while self.decodes and self.kv_used + self.decodes > kv_cap:
                 self._preempt_newest()
@@ -629,6 +640,8 @@ class _Engine:
             total += dt
             ctx += decodes
             n += 1
+            if not n % _CHECK_EVERY_STEPS:
+                request_budget.check("the simulation")
         self.work += n
         return n, total
 
@@ -702,18 +715,73 @@ def _steps_to_reach(first_s: float, slope_s: float, horizon_s: float) -> int:
     return q
 
 
+def _max_work(max_work: int) -> int:
+    """A run's work limit: its own, or what the request's work budget has left when less."""
+    return min(max_work, request_budget.current().work_left())
+
+
+def _within_budget(e: _Engine) -> _Engine:
+    """Run `e`, charging its work to the request's budget (also when it stops early)."""
+    try:
+        return e.run()
+    finally:
+        request_budget.current().spend(e.work)
+
+
+def seats_admitted_and_held(traffic: Traffic, limits: Limits) -> tuple[int, int]:
+    """How many requests of the traffic's mean lengths the scheduler admits at most (their
+    first chunk fits the free KV) and how many the KV cache holds at their full length: where
+    the first is larger, a loaded replica preempts."""
+    kv = limits.kv_capacity_tokens
+    prompt = min(max(1, round(traffic.prompt_tokens)), kv - 1)
+    output = min(max(1, round(traffic.output_tokens)), kv - prompt)
+    seats = min(limits.max_num_seqs, limits.max_batched_tokens)
+    return min(seats, max(1, kv // min(prompt, limits.max_batched_tokens))), max(1, kv // (prompt + output))
+
+
+def predicted_work(traffic: Traffic, limits: Limits, requests: int, windowed: bool = False) -> int:
+    """The work units a run of `requests` requests of the traffic's mean lengths is predicted
+    to take, before it starts (an estimate: the run itself counts its work and stops at its
+    limit). Each request is admitted once and its prompt computed in chunks of the token
+    budget; where the scheduler admits more requests than the KV cache holds at full length
+    (`seats_admitted_and_held`), a loaded replica preempts, about (admitted - held) / held
+    times per request, each recomputing the prompt and half the answer on average in chunks of
+    the token budget (bursts of Llama 3.1 8B on an H100 count 1.4 to 23 times this, the
+    longest answers the most: a refusal on it is seldom wrong); a sliding-window model walks
+    each decode step one by one."""
+    kv = limits.kv_capacity_tokens
+    prompt = min(max(1, round(traffic.prompt_tokens)), kv - 1)
+    output = min(max(1, round(traffic.output_tokens)), kv - prompt)
+    token_budget = limits.max_batched_tokens
+    units = requests + -(-requests * prompt // token_budget)
+    admitted, held = seats_admitted_and_held(traffic, limits)
+    if admitted > held:
+        recompute_chunks = -(-(prompt + output // 2) // token_budget)
+        units += requests * (admitted - held) * recompute_chunks // held
+    if windowed:
+        units += requests * (output - 1) // min(limits.max_num_seqs, token_budget)
+    return units
+
+
 def _check_requests(requests: int) -> None:
     if not 1 <= requests <= MAX_REQUESTS:
         raise ValueError(f"requests must be between 1 and {MAX_REQUESTS}")
 
 
 def saturation_rate(
-    steps: StepModel, traffic: Traffic, limits: Limits, *, seed: int = 0, requests: int = 2000
+    steps: StepModel,
+    traffic: Traffic,
+    limits: Limits,
+    *,
+    seed: int = 0,
+    requests: int = 2000,
+    max_work: int = UNBOUNDED_WORK,
 ) -> float:
     """λ_sat, requests/s: the replica's throughput with every request queued at once, over
-    the middle of the run (completions between the 20% and the 80% marks)."""
+    the middle of the run (completions between the 20% and the 80% marks). Raises
+    WorkLimitExceeded past `max_work` or the request's work budget."""
     _check_requests(requests)
-    engine = _Engine(steps, traffic, limits, seed, requests, 0, True, True, 0).run()
+    engine = _within_budget(_Engine(steps, traffic, limits, seed, requests, 0, True, True, 0, _max_work(max_work)))
     done = sorted(engine.finished[:requests])
     lo, hi = int(0.2 * requests), int(0.8 * requests)
     if hi <= lo or done[hi] <= done[lo]:
@@ -752,14 +820,16 @@ def burst(
     """`requests` requests queued at t = 0 and run to the last completion (see the module
     docstring): the drain of the longest answers at a small batch counts, which is why a
     burst's throughput can sit well below the steady state at the same batch cap. Raises
-    WorkLimitExceeded past `max_work` units of work (see the module docstring)."""
+    WorkLimitExceeded past `max_work` units of work (see the module docstring) or the
+    request's work budget (app/sizing/budget.py)."""
     _check_requests(requests)
+    max_work = _max_work(max_work)
     e = _Engine(steps, traffic, limits, seed, requests, 0, True, True, 0, max_work)
     e.queue_all()
     floor = e.work_floor()
     if floor > max_work:
         raise WorkLimitExceeded(max_work, 0.0, 0, floor)
-    e.run()
+    _within_budget(e)
     if e.work > max_work:  # the last pass's chunks and preemptions, counted after its check
         raise WorkLimitExceeded(max_work, e.now, e.preemptions)
     overhead = steps.hw.request_overhead_s
@@ -790,18 +860,24 @@ def simulate(
     warmup_fraction: float = DEFAULT_WARMUP_FRACTION,
     saturation_rate_per_s: float | None = None,
     walk_stretches: bool = True,
+    max_work: int = UNBOUNDED_WORK,
 ) -> SimulationResult:
     """One replica at `traffic.rate_per_s` (see the module docstring). `saturation_rate_per_s`
     (λ_sat) is computed by `saturation_rate` when not given (pass it when sweeping rates).
-    `walk_stretches=False` steps every decode step through the scheduler (for tests)."""
+    `walk_stretches=False` steps every decode step through the scheduler (for tests). Raises
+    WorkLimitExceeded past `max_work` or the request's work budget."""
     _check_requests(requests)
     if not 0 <= warmup_fraction < 1:
         raise ValueError("warmup_fraction must be in [0, 1)")
     measured_from = min(int(warmup_fraction * requests), requests - 1)
     if saturation_rate_per_s is None:
-        saturation_rate_per_s = saturation_rate(steps, traffic, limits, seed=seed, requests=min(requests, 2000))
+        saturation_rate_per_s = saturation_rate(
+            steps, traffic, limits, seed=seed, requests=min(requests, SATURATION_REQUESTS), max_work=max_work
+        )
     extra = requests // 4 + 1000
-    e = _Engine(steps, traffic, limits, seed, requests, measured_from, False, walk_stretches, extra).run()
+    limit = _max_work(max_work)
+    engine = _Engine(steps, traffic, limits, seed, requests, measured_from, False, walk_stretches, extra, limit)
+    e = _within_budget(engine)
     overhead = steps.hw.request_overhead_s
     ids = range(measured_from, requests)
     wait = [e.scheduled[i] - e.arrival[i] for i in ids]
