@@ -469,3 +469,58 @@ def test_no_horizontal_scrolling_at_either_width(page: Page, server: str, query:
         rendered(page, status=None)
         no_horizontal_scroll(page, viewport["width"])
     page.set_viewport_size(VIEWPORT)
+
+
+def post_log(server: str, text: str, query: str) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        f"{server}/v1/traces?{query}", data=text.encode(), headers={"Content-Type": "text/plain"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+# A morning's requests: one every 20 to 40 s, lengths that vary, some prompt tokens cached.
+LOG = "timestamp,prompt_tokens,output_tokens,cached_tokens\n" + "\n".join(
+    f"{1_796_112_000 + 20 * i + 7 * (i % 3)},{800 + 150 * (i % 7)},{120 + 40 * (i % 5)},{300 * (i % 2)}"
+    for i in range(400)
+)
+
+
+def test_a_pasted_request_log_sets_the_traffic_as_v1_traces_reads_it(page: Page, server: str) -> None:
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{server}/plan?gpu=h100-sxm")
+    rendered(page)
+    page.locator("#log-field summary").click()
+    page.locator("#request_log").fill(LOG)
+    page.locator("#read-log").click()
+    page.wait_for_function("document.getElementById('request_log-read').textContent.startsWith('Read ')")
+    rendered(page)
+    model = page.locator("#model").input_value()
+    status, trace = post_log(server, LOG, f"model={model}")
+    assert status == 200
+    plan = trace["fleet_request"]
+    assert page.locator("#requests_per_day").input_value() == str(round(plan["requests_per_day"]))
+    assert page.locator("#prompt_tokens").input_value() == str(plan["prompt_tokens"])
+    assert page.locator("#output_tokens").input_value() == str(plan["output_tokens"])
+    assert float(page.locator("#peak_to_average").input_value()) == pytest.approx(plan["peak_to_average"], abs=0.005)
+    assert float(page.locator("#prompt_tokens_cv").input_value()) == pytest.approx(plan["prompt_tokens_cv"], abs=0.005)
+    read = page.locator("#request_log-read").inner_text()
+    assert f"{trace['requests']} requests" in read
+    assert "prefix-cache hits" in read
+    assert f"requests_per_day={round(plan['requests_per_day'])}" in page.url
+
+    # A bad row: the API's own message, naming the line, beside the box.
+    bad = LOG.replace("\n1796112054,", "\n1796112054x,", 1)
+    page.locator("#request_log").fill(bad)
+    page.locator("#read-log").click()
+    beside = page.locator("#request_log-error")
+    beside.wait_for(state="visible")
+    status, problem = post_log(server, bad, f"model={model}")
+    assert status == 422
+    assert problem["detail"] in beside.inner_text()
+    assert "line 4, column timestamp" in beside.inner_text()
+    assert leaving(requests, server) == []

@@ -74,3 +74,10 @@ export async function postBlob(path, body, { accept = "application/octet-stream"
   const url = apiUrl(path, params);
   return (await send(url, post(body, signal), accept)).blob();
 }
+
+/** A POST of a text or file body (a request log to /v1/traces), answered with JSON. */
+export async function postBody(path, body, { params, signal, contentType = "text/plain" } = {}) {
+  const url = apiUrl(path, params);
+  const init = { method: "POST", body, headers: { "Content-Type": contentType }, signal };
+  return json(await send(url, init, "application/json"), url);
+}

@@ -4,7 +4,7 @@
 // decode pool beside the aggregated plan. Every figure shown is a field of those answers;
 // nothing here estimates anything.
 
-import { ApiProblem, getJson, postBlob, postJson, postText } from "../common/api.js";
+import { ApiProblem, getJson, postBlob, postBody, postJson, postText } from "../common/api.js";
 import { MIG_SEPARATOR, ensureOption, gpuGroups, loadCatalog, modelGroups, option, shortName } from "../common/catalog.js";
 import { copyLink, copyText, fillProblem, setText, showQuery } from "../common/page.js";
 import { drawFleet, drawLatency } from "./charts.js";
@@ -1272,6 +1272,57 @@ function renderMixCommands(pools) {
 
 // --- actions ----------------------------------------------------------------------------------
 
+// --- a request log -----------------------------------------------------------------------------
+
+/** The workload fields a /v1/traces answer's fleet_request sets, as the form holds them. */
+function traceFields(plan) {
+  const round = (value, digits) => String(Number(value.toFixed(digits)));
+  return {
+    requests_per_day: String(Math.round(plan.requests_per_day)),
+    peak_to_average: round(plan.peak_to_average, 2),
+    prompt_tokens: String(plan.prompt_tokens),
+    output_tokens: String(plan.output_tokens),
+    prompt_tokens_cv: round(plan.prompt_tokens_cv, 2),
+    output_tokens_cv: round(plan.output_tokens_cv, 2),
+    burstiness: plan.burstiness === undefined ? "" : round(plan.burstiness, 2),
+  };
+}
+
+function traceSummary(trace) {
+  const lengths = (name, spread) => `${name} mean ${fmt.whole(spread.mean)} (p99 ${fmt.whole(spread.p99)})`;
+  const parts = [
+    `${fmt.whole(trace.requests)} requests from ${trace.first_arrival} to ${trace.last_arrival}`,
+    `${fmt.whole(trace.requests_per_day)} a day, peak ×${trace.peak_to_average.toFixed(2)}`,
+    trace.burstiness === null ? "burstiness not fitted (Poisson)" : `burstiness ${trace.burstiness.toFixed(2)}`,
+    lengths("prompts", trace.prompt_tokens),
+    lengths("outputs", trace.output_tokens),
+  ];
+  if (trace.prefix_cache_hit_rate !== null) parts.push(`prefix-cache hits ${(100 * trace.prefix_cache_hit_rate).toFixed(1)}%`);
+  return `Read ${parts.join("; ")}.`;
+}
+
+async function readLog() {
+  const file = $("request_log_file").files[0];
+  const body = file || $("request_log").value;
+  const errorSlot = $("request_log-error");
+  errorSlot.hidden = true;
+  errorSlot.replaceChildren();
+  $("request_log").removeAttribute("aria-invalid");
+  setText("request_log-read", "Reading the log…");
+  try {
+    const trace = await postBody("traces", body, { params: new URLSearchParams({ model: state.model }) });
+    const plan = trace.fleet_request;
+    state = { ...state, ...traceFields(plan), traffic: "one" };
+    writeControls();
+    syncUrl();
+    setText("request_log-read", [traceSummary(trace), ...trace.warnings].join(" "));
+    schedule(0);
+  } catch (error) {
+    setText("request_log-read", "");
+    fieldError("request_log", problemText(error).textContent);
+  }
+}
+
 async function copySnippet(event) {
   const button = event.currentTarget;
   const text = $(button.dataset.copy).textContent;
@@ -1352,6 +1403,7 @@ async function start() {
   $("reset").addEventListener("click", reset);
   $("download-csv").addEventListener("click", downloadCsv);
   $("download-xlsx").addEventListener("click", downloadWorkbook);
+  $("read-log").addEventListener("click", readLog);
   for (const button of document.querySelectorAll("button.copy")) button.addEventListener("click", copySnippet);
   let resizeTimer = null;
   window.addEventListener("resize", () => {
