@@ -8,9 +8,12 @@ X-Request-ID, instead of by gunicorn's HTML page.
 
 from __future__ import annotations
 
-from flask import Flask, Response, current_app, request
+from urllib.parse import urlsplit, urlunsplit
 
-from .errors import ApiError
+from flask import Flask, Response, current_app, request
+from werkzeug.routing import RequestRedirect
+
+from .errors import ApiError, problem
 
 # A URL (path and query string, as sent) longer than this answers 414. Generous: a GET with an
 # inline model and GPU in dotted parameters is about 1 KB.
@@ -93,12 +96,29 @@ def _preflight() -> Response | None:
     return response
 
 
+def _redirect() -> Response | None:
+    """A path the router would redirect (`/v1//models` to `/v1/models`: slashes merged): 308
+    to a relative Location, path and query only, so the client's Host header (anyone's site)
+    never appears in it, with a problem+json body. Werkzeug's own answer builds an absolute URL
+    from the Host header and an HTML body."""
+    moved = request.routing_exception
+    if not isinstance(moved, RequestRedirect):
+        return None
+    target = urlsplit(moved.new_url)
+    # One leading slash: "//host/..." would be a network-path reference, another site.
+    path = "/" + target.path.lstrip("/")
+    location = urlunsplit(("", "", path, target.query, ""))
+    response = problem(308, f"this resource is at {location}: repeat the request there (the method is kept)")
+    response.headers["Location"] = location
+    return response
+
+
 def _before() -> Response | None:
     if _url_length() > MAX_URL_BYTES:
         raise ApiError(414, f"the URL is over the limit of {MAX_URL_BYTES} bytes; send the request as a POST body")
     _check_headers()
     _check_characters()
-    return _preflight()
+    return _preflight() or _redirect()
 
 
 def _after(response: Response) -> Response:

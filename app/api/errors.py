@@ -21,6 +21,7 @@ PROBLEM_JSON = "application/problem+json"
 log = logging.getLogger(__name__)
 
 TITLES = {
+    308: "Permanent Redirect",
     400: "Bad Request",
     401: "Unauthorized",
     403: "Forbidden",
@@ -39,6 +40,7 @@ TITLES = {
 
 # Stable identifiers a client can switch on; relative URIs resolved against the service.
 TYPES = {
+    308: "/problems/moved",
     400: "/problems/malformed-request",
     401: "/problems/unauthorized",
     403: "/problems/forbidden",

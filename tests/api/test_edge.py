@@ -331,3 +331,26 @@ def test_a_formula_in_a_catalog_name_is_escaped_in_csv(client: FlaskClient) -> N
     assert response.status_code == 200
     text = response.get_data(as_text=True)
     assert "=HYPERLINK" in text and ",=HYPERLINK" not in text and "'=HYPERLINK" in text
+
+
+@pytest.mark.parametrize(
+    ("target", "location"),
+    [
+        ("/v1//models", "/v1/models"),
+        ("/v1/models//llama-3.1-8b", "/v1/models/llama-3.1-8b"),
+        ("/v1//fit?model=llama-3.1-8b&gpu=h100-sxm", "/v1/fit?model=llama-3.1-8b&gpu=h100-sxm"),
+    ],
+)
+def test_a_doubled_slash_redirects_on_this_server_whatever_the_host_header_says(
+    client: FlaskClient, target: str, location: str
+) -> None:
+    response = client.get(target, headers={"Host": "evil.example.com"})
+    body = problem(response, 308)
+    assert response.headers["Location"] == location  # relative: no scheme, no host
+    assert location in body["detail"]
+
+
+def test_a_redirected_post_keeps_its_method_and_its_body_is_problem_json(client: FlaskClient) -> None:
+    response = client.post("/v1//fit", json=L8_H100, headers={"Host": "evil.example.com"})
+    problem(response, 308)  # 308: the client repeats the POST, body and all
+    assert response.headers["Location"] == "/v1/fit"

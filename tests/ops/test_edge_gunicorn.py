@@ -156,3 +156,10 @@ def test_a_version_in_csv_is_marked_as_text(server: Server) -> None:
     header, row = body.decode("utf-8").splitlines()[:2]
     cells = dict(zip(header.split(","), row.split(","), strict=False))
     assert cells["engine_version"].encode("utf-8") == b"\xe2\x81\xa00.10"
+
+
+def test_a_doubled_slash_redirect_never_names_the_host_headers_site(server: Server) -> None:
+    answer = raw(server, b"GET /v1//models?limit=1 HTTP/1.1\r\nHost: evil.example.com\r\nConnection: close\r\n\r\n")
+    document = assert_problem(answer, 308)
+    assert answer[1]["location"] == "/v1/models?limit=1"
+    assert "evil.example.com" not in answer[1]["location"] and "/v1/models" in document["detail"]
