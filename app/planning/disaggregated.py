@@ -112,7 +112,7 @@ def _pool(
     if plan is None:
         return None
     ranks = iter(range(1, len(options) + 1))
-    command = vllm_command(plan, model_label)
+    command = vllm_command(plan, model_label, arrivals=None if traffic is None else traffic.arrivals)
     return {
         "gpu": plan.gpu_label,
         "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,

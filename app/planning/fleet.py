@@ -19,6 +19,7 @@ from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
     AGGREGATED,
     PROMPT_TOKENS,
+    Arrivals,
     FleetInputs,
     FleetPlan,
     Option,
@@ -33,7 +34,8 @@ from app.sizing.fleet_plan import (
     size,
 )
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
-from app.sizing.simulate import SATURATION_REQUESTS, WorkLimitExceeded
+from app.sizing.queueing import total_length_quantile
+from app.sizing.simulate import GAMMA, SATURATION_REQUESTS, WorkLimitExceeded
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 
 from . import finance, work
@@ -152,9 +154,33 @@ def served_name(plan: FleetPlan, model_label: str, given: str | None = None) -> 
     return given or plan.fit.model.hf_repo or model_label
 
 
-def vllm_command(plan: FleetPlan, model_label: str, served_model_name: str | None = None) -> str:
+# The share of requests whose whole length the serve line's context holds: vLLM rejects a
+# request longer than --max-model-len outright.
+CONTEXT_QUANTILE = 0.999
+
+
+def max_model_len(plan: FleetPlan, arrivals: Arrivals | None) -> int:
+    """The context a replica is started with: the p99.9 of prompt + output tokens under the
+    request's spreads (the mean sum when lengths do not vary), no more than the model's own
+    context nor than the KV cache holds (vLLM refuses to start past either)."""
+    inputs = plan.fit.inputs
+    prompt_cv = arrivals.prompt_tokens_cv if arrivals is not None else 0.0
+    output_cv = arrivals.output_tokens_cv if arrivals is not None and inputs.output_tokens > 1 else 0.0
+    tail = total_length_quantile(
+        inputs.prompt_tokens, prompt_cv, inputs.output_tokens, output_cv, GAMMA, CONTEXT_QUANTILE
+    )
+    caps = [tail, plan.fit.result.kv_capacity_tokens]
+    if plan.fit.model.max_context:
+        caps.append(plan.fit.model.max_context)
+    return max(1, min(caps))
+
+
+def vllm_command(
+    plan: FleetPlan, model_label: str, served_model_name: str | None = None, arrivals: Arrivals | None = None
+) -> str:
     """The replica's `vllm serve` line, every size taken from the plan (and the name it
-    serves, which its metrics carry, when the request gives one of its own)."""
+    serves, which its metrics carry, when the request gives one of its own); its context
+    holds the request lengths' tail under `arrivals`' spreads."""
     fitted = plan.fit
     repo = served_name(plan, model_label)
     parts = [
@@ -163,7 +189,7 @@ def vllm_command(plan: FleetPlan, model_label: str, served_model_name: str | Non
         *([f"--served-model-name {served_model_name}"] if served_model_name and served_model_name != repo else []),
         f"--tensor-parallel-size {fitted.tensor_parallel}",
         f"--max-num-seqs {plan.capacity.max_num_seqs or plan.capacity.concurrency}",
-        f"--max-model-len {fitted.inputs.prompt_tokens + fitted.inputs.output_tokens}",
+        f"--max-model-len {max_model_len(plan, arrivals)}",
         f"--gpu-memory-utilization {fitted.inputs.gpu_memory_utilization}",
         f"--max-num-batched-tokens {fitted.inputs.max_batched_tokens}",
         f"--kv-cache-dtype {'fp8' if fitted.kv_precision == 'fp8' else 'auto'}",
@@ -254,7 +280,7 @@ def plan_body(
         "autoscaling": autoscaling_body(
             plan, request.traffic, served_name(plan, model_label, request.served_model_name)
         ),
-        "vllm_command": vllm_command(plan, model_label, request.served_model_name),
+        "vllm_command": vllm_command(plan, model_label, request.served_model_name, request.traffic.arrivals),
         **engine_fields(plan.fit),
         "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
         "leaves_out": _leaves_out(plan),

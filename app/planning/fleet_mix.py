@@ -8,7 +8,7 @@ from typing import Any
 
 from app.sizing.cost import monthly_cost_per_million_tokens_usd
 from app.sizing.fleet import SECONDS_PER_DAY
-from app.sizing.fleet_plan import AGGREGATED, Period
+from app.sizing.fleet_plan import AGGREGATED, Arrivals, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
 
 from . import finance
@@ -38,7 +38,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     )
     energy, per_pool = finance.mix_energy(plan, gpus, request)
     pools = [
-        {**_pool(pool), "vllm_command": _command(plan, pool, model_label), **part}
+        {**_pool(pool), "vllm_command": _command(plan, pool, model_label, request.traffic.arrivals), **part}
         for pool, part in zip(plan.pools, per_pool, strict=True)
     ]
     body: dict[str, Any] = {
@@ -121,7 +121,7 @@ def _pool(pool: MixPool) -> dict[str, Any]:
     }
 
 
-def _command(plan: MixPlan, pool: MixPool, model_label: str) -> str | None:
+def _command(plan: MixPlan, pool: MixPool, model_label: str, arrivals: Arrivals | None) -> str | None:
     """The pool's `vllm serve` line, from its replica sized for the longest bucket it serves
     (the context it must hold, and the sequences that fit at that length)."""
     problem = plan.problem
@@ -131,7 +131,7 @@ def _command(plan: MixPlan, pool: MixPool, model_label: str) -> str | None:
     if not fitted:
         return None
     longest = max(fitted, key=lambda p: p.fit.inputs.prompt_tokens + p.fit.inputs.output_tokens)
-    return vllm_command(longest, model_label)
+    return vllm_command(longest, model_label, arrivals=arrivals)
 
 
 def _mix(plan: MixPlan, pools: list[dict[str, Any]]) -> dict[str, Any]:

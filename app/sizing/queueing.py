@@ -69,6 +69,8 @@ Entry points
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -174,6 +176,71 @@ def length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODE
     # Midpoint quantiles miss the far tail: scale them back to the mean.
     scale = mean / (sum(nodes) / n)
     return tuple(max(1.0, x * scale) for x in nodes)
+
+
+# Strata of the narrower of the two lengths the tail of their sum is integrated over (the
+# wider one's CDF is exact): equal ones up to its 98th percentile, then ever thinner ones into
+# its tail, which a p99.9 of the sum reaches into when the two are alike.
+BODY_STRATA = 60
+BODY_TOP = 0.98
+TAIL_RATIO = 0.6
+TAIL_END = 1e-7
+
+
+def _strata(mean: float, cv: float, distribution: str) -> list[tuple[float, float]]:
+    """(length, weight) at the middle of each stratum of the length's quantiles."""
+    edges = [BODY_TOP * i / BODY_STRATA for i in range(BODY_STRATA + 1)]
+    rest = 1 - BODY_TOP
+    while rest > TAIL_END:
+        rest *= TAIL_RATIO
+        edges.append(1 - rest)
+    edges.append(1.0)
+    strata = []
+    for lo, hi in itertools.pairwise(edges):
+        q = (lo + hi) / 2
+        if distribution == LOGNORMAL:
+            s2 = math.log1p(cv * cv)
+            x = math.exp(math.log(mean) - s2 / 2 + math.sqrt(s2) * _STD_NORMAL.inv_cdf(q))
+        else:
+            x = _gamma_quantile(1 / (cv * cv), mean * cv * cv, q)
+        strata.append((x, hi - lo))
+    return strata
+
+
+def _length_cdf(mean: float, cv: float, distribution: str, x: float) -> float:
+    if cv <= 0:
+        return 1.0 if x >= mean else 0.0
+    if distribution == LOGNORMAL:
+        if x <= 0:
+            return 0.0
+        s2 = math.log1p(cv * cv)
+        return _STD_NORMAL.cdf((math.log(x) - math.log(mean) + s2 / 2) / math.sqrt(s2))
+    return gamma_cdf(1 / (cv * cv), x / (mean * cv * cv))
+
+
+@functools.lru_cache(maxsize=256)
+def total_length_quantile(
+    prompt_mean: float, prompt_cv: float, output_mean: float, output_cv: float, distribution: str, q: float
+) -> int:
+    """The q-quantile of a request's prompt + output tokens, the two drawn independently as the
+    simulator draws them: P(P + O <= x) is the mean, over equal-weight strata of the narrower
+    length, of the wider one's CDF at x minus the stratum's length; solved for x by bisection
+    (whole tokens, rounded up)."""
+    (wide, wide_cv), (narrow, narrow_cv) = sorted(
+        ((prompt_mean, prompt_cv), (output_mean, output_cv)), key=lambda m: m[0] * m[1], reverse=True
+    )
+    strata = _strata(narrow, narrow_cv, distribution) if narrow_cv > 0 else [(narrow, 1.0)]
+
+    def cdf(x: float) -> float:
+        return sum(w * _length_cdf(wide, wide_cv, distribution, x - n) for n, w in strata)
+
+    lo, hi = 0.0, 2.0 * (prompt_mean + output_mean)
+    while cdf(hi) < q:
+        hi *= 2
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cdf(mid) < q else (lo, mid)
+    return max(math.ceil(hi), round(prompt_mean + output_mean))
 
 
 def _gamma_quantile(shape: float, scale: float, q: float) -> float:

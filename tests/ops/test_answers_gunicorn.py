@@ -5,6 +5,7 @@ and the catalog's seeds."""
 from __future__ import annotations
 
 import json
+import math
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -266,3 +267,33 @@ def test_a_fleet_without_peak_to_average_says_it_sized_a_flat_day_and_what_x2_an
         server, "/v1/fleet", **{k: v for k, v in README_DISAGGREGATED.items() if k != "peak_to_average"}
     )
     assert any(w.startswith("peak_to_average not given") for w in disaggregated["warnings"])
+
+
+# --- item 5: a serve line whose context holds the lengths' tail ----------------------------------
+
+
+def max_model_len(command: str) -> int:
+    words = command.split()
+    return int(words[words.index("--max-model-len") + 1])
+
+
+def test_the_serve_line_holds_the_p99_9_of_the_request_lengths_capped_by_the_context(server: Server) -> None:
+    shape = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm",
+        "requests_per_day": 2e6,
+        "peak_to_average": 2,
+        "prompt_tokens": 2000,
+        "output_tokens": 400,
+        "tpot_slo_ms": 40,
+        "ttft_slo_ms": 1500,
+    }
+    # Fixed lengths: the mean request is every request.
+    assert max_model_len(get_ok(server, "/v1/fleet", **shape)["vllm_command"]) == 2000 + 400
+    # Prompts of CV 1 are exponential: 1 in 1,000 is longer than 2,000 x ln(1000) = 13,815.5
+    # tokens, plus its 400 of output; the mean sum (2,400) would reject a prompt of 2,001.
+    spread = get_ok(server, "/v1/fleet", **shape, prompt_tokens_cv=1)
+    assert max_model_len(spread["vllm_command"]) == math.ceil(2000 * math.log(1000) + 400) == 14_216
+    # Llama 2 7B holds 4,096 tokens (its config's max_position_embeddings): the line stops there.
+    short = get_ok(server, "/v1/fleet", **{**shape, "model": "llama-2-7b"}, prompt_tokens_cv=1)
+    assert max_model_len(short["vllm_command"]) == 4096

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app.sizing import queueing, timing
-from app.sizing.queueing import ReplicaModel, erlang_c, gamma_cdf
+from app.sizing.queueing import ReplicaModel, _gamma_quantile, erlang_c, gamma_cdf, total_length_quantile
 from app.sizing.simulate import Limits, Traffic, saturation_rate
 from bench import latency as bench
 
@@ -173,3 +173,16 @@ def test_the_analytic_mode_agrees_with_the_simulator_on_the_grid():
     assert len(points) == 44
     for key, rate in rates.items():
         assert rate >= 0.95, key
+
+
+def test_the_p99_9_of_a_request_length_is_the_tail_of_prompt_plus_output() -> None:
+    # Fixed lengths: their sum.
+    assert total_length_quantile(2000, 0.0, 400, 0.0, "gamma", 0.999) == 2400
+    # One exponential length (CV 1) and one fixed: the exponential's quantile, mean x ln(1000), plus it.
+    assert total_length_quantile(2000, 1.0, 400, 0.0, "gamma", 0.999) == math.ceil(2000 * math.log(1000) + 400)
+    assert total_length_quantile(2000, 0.0, 400, 1.0, "gamma", 0.999) == math.ceil(400 * math.log(1000) + 2000)
+    # Two exponentials of the same mean sum to a gamma of shape 2: its p99.9, within 0.5%.
+    exact = _gamma_quantile(2.0, 1000.0, 0.999)
+    assert total_length_quantile(1000, 1.0, 1000, 1.0, "gamma", 0.999) == pytest.approx(exact, rel=0.005)
+    # Never shorter than the mean request.
+    assert total_length_quantile(2000, 0.1, 400, 0.1, "gamma", 0.999) > 2400
