@@ -192,7 +192,7 @@ def _aggregated(book: Book, inputs: Labelled, body: dict[str, Any], request: Fle
     fleet.heading("Energy")
     _energy_rows(fleet, "GPUs", "Utilization", "PowerW", "IdlePowerW", "RequestsPerSecond*OutputTokens")
     if request.finance.ownership is not None:
-        _ownership_rows(fleet)
+        _ownership_rows(fleet, len(body.get("periods") or []))
     if request.finance.api_usd_per_million_input is not None:
         fleet.heading("A hosted API for the same traffic")
         fleet.put(
@@ -231,7 +231,9 @@ def _energy_rows(sheet: Labelled, gpus: str, utilization: str, power: str, idle:
     sheet.put("co2e", "CO2e per month", f'=IF(AND({known},COUNT(GridGCo2PerKwh)=1),{kwh}*GridGCo2PerKwh/1000,"")', "kg")
 
 
-def _ownership_rows(fleet: Labelled) -> None:
+def _ownership_rows(fleet: Labelled, periods: int) -> None:
+    """Owning the fleet against renting: the same fleet's monthly cost, or with a forecast the
+    average of its periods' (the Periods sheet's monthly costs), as the JSON answer compares."""
     fleet.heading("Owning the fleet instead")
     kwh = fleet.cells["kwh"]
     rows = [
@@ -245,10 +247,18 @@ def _ownership_rows(fleet: Labelled) -> None:
     cell = fleet.cells
     fleet.put("running", "Running per month", f"=ROUND({cell['electricity']}+{cell['hosting']},2)", "USD", money=True)
     fleet.put("owned", "Owned monthly cost", f"=ROUND({cell['amortization']}+{cell['running']},2)", "USD", money=True)
+    if periods:
+        monthly = _column_range("Periods", PERIOD_COLUMNS, "monthly", periods)
+        fleet.put(
+            "rented", "Rented monthly cost (the forecast's average)", f"=ROUND(AVERAGE({monthly}),2)", "USD", money=True
+        )
+    else:
+        fleet.put("rented", "Rented monthly cost (the same fleet)", "=MonthlyCostUsd", "USD", money=True)
+    rent = fleet.cells["rented"]
     fleet.put(
         "break_even",
         "Break-even against renting",
-        f'=IF(MonthlyCostUsd>{cell["running"]},{cell["purchase"]}/(MonthlyCostUsd-{cell["running"]}),"never")',
+        f'=IF({rent}>{cell["running"]},{cell["purchase"]}/({rent}-{cell["running"]}),"never")',
         "months",
     )
 
@@ -259,6 +269,8 @@ def _ownership_rows(fleet: Labelled) -> None:
 class Table:
     """A sheet with a header row and one row per item; columns by key."""
 
+    FIRST = 4  # the first item's row
+
     def __init__(self, book: Book, title: str, heading: str, columns: Sequence[tuple[str, str]]) -> None:
         self.sheet = book.new_sheet(title)
         self.sheet.cell(1, 1, heading).font = BOLD
@@ -266,7 +278,7 @@ class Table:
         for index, (_, label) in enumerate(columns, 1):
             self.sheet.cell(3, index, label).font = BOLD
             self.sheet.column_dimensions[get_column_letter(index)].width = max(12, len(label) + 2)
-        self.first = 4
+        self.first = self.FIRST
 
     def at(self, key: str, row: int) -> str:
         return f"{get_column_letter(self.columns[key])}{row}"
@@ -282,21 +294,30 @@ class Table:
             self.write(row, key, f"=ROUND(SUM({column}{self.first}:{column}{last}),2)", money=True)
 
 
+PERIOD_COLUMNS = (
+    ("period", "Period"),
+    ("requests_per_day", "Requests/day"),
+    ("peak_to_average", "Peak ratio"),
+    ("gpus", "GPUs"),
+    ("utilization", "Utilization"),
+    ("monthly", "Monthly cost, USD"),
+    ("kwh", "Energy, kWh/month"),
+)
+
+
+def _column_range(title: str, columns: Sequence[tuple[str, str]], key: str, rows: int) -> str:
+    """The cells of one column of a Table sheet's `rows` rows, as a formula names them."""
+    letter = get_column_letter([name for name, _ in columns].index(key) + 1)
+    return f"'{title}'!${letter}${Table.FIRST}:${letter}${Table.FIRST + rows - 1}"
+
+
 def _periods(book: Book, title: str, periods: Sequence[dict[str, Any]], price: str, power: str, idle: str) -> None:
     """A forecast's periods: each period's fleet (values) and its monthly cost and energy."""
     table = Table(
         book,
         title,
         "Each forecast period: its fleet (values) and what it costs and draws a month (formulas)",
-        [
-            ("period", "Period"),
-            ("requests_per_day", "Requests/day"),
-            ("peak_to_average", "Peak ratio"),
-            ("gpus", "GPUs"),
-            ("utilization", "Utilization"),
-            ("monthly", "Monthly cost, USD"),
-            ("kwh", "Energy, kWh/month"),
-        ],
+        PERIOD_COLUMNS,
     )
     for offset, period in enumerate(periods):
         row = table.first + offset

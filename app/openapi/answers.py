@@ -641,6 +641,7 @@ class FleetOwnership(Schema):
     hosting_usd_per_month = fields.Float(required=True)
     owned_monthly_cost_usd = fields.Float(required=True)
     rented_monthly_cost_usd = fields.Float(required=True, allow_none=True)
+    rented_basis = fields.String(required=True)
     break_even_months = fields.Float(required=True, allow_none=True)
     why = fields.String(required=True)
     months = fields.List(fields.Nested("OwnershipMonth"), required=True)

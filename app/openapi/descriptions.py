@@ -815,12 +815,16 @@ FIELDS: dict[str, str] = {
     "power_kw": "The fleet's average facility power, PUE included, kW.",
     "month": "Months since the purchase.",
     "owned_usd": "Spent owning by the end of the month: the purchase up front, then electricity and hosting, USD.",
-    "rented_usd": "Spent renting the same fleet on demand by the end of the month, USD; null without a price.",
+    "rented_usd": "Spent renting by the end of the month (months × rented_monthly_cost_usd), USD; null: no price.",
     "amortization_usd_per_month": "GPUs × purchase_usd / amortization_months, USD per month.",
     "electricity_usd_per_month": "energy_kwh_per_month × electricity_usd_per_kwh, USD per month (PUE in the kWh).",
     "hosting_usd_per_month": "GPUs × power_w / 1000 × hosting_usd_per_kw_month, USD per month.",
     "owned_monthly_cost_usd": "Amortization + electricity + hosting, USD per month.",
-    "rented_monthly_cost_usd": "The same fleet rented on demand, USD per month (the answer's monthly_cost_usd).",
+    "rented_monthly_cost_usd": (
+        "Renting on demand, USD per month: the answer's monthly_cost_usd, or with a forecast the average of its "
+        "periods' (a rented fleet shrinks with the traffic; the owned one is the busiest period's)."
+    ),
+    "rented_basis": "What owning is compared with: the same fleet rented, or a forecast's fleets rented as it goes.",
     "break_even_months": (
         "Months after which owning has cost less than renting: purchase / (rent − electricity − hosting); null when "
         "renting costs no more than running."

@@ -215,11 +215,36 @@ def mix_energy(
 # --------------------------------------------------------------------------- owning
 
 
+# What owning is compared with: the same fleet rented, or a forecast's fleets rented as it goes.
+RENTED_SAME_FLEET = "the same fleet rented on demand every month"
+RENTED_FORECAST = (
+    "the forecast's fleet rented on demand as each period needs it: the average of its periods' monthly costs "
+    "(the owned fleet is the busiest period's, its electricity at that period's load: an upper end)"
+)
+
+
+def rented_monthly_cost(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]]) -> float | None:
+    """What renting costs a month beside owning: the plan's on-demand bill, or with a forecast
+    the average of its periods' (they last alike), since a rented fleet shrinks when the
+    traffic does and an owned one does not. None without an on-demand price."""
+    if not forecast:
+        return chosen.monthly_cost_usd
+    costs = [plan.monthly_cost_usd for _, plan in forecast]
+    if any(cost is None for cost in costs):
+        return None
+    return cost_mod.cents(math.fsum(cost for cost in costs if cost is not None) / len(costs))
+
+
 def ownership(
-    plan: FleetPlan, prices: GpuPrices, drawn: energy_mod.Energy | None, finance: Finance
+    plan: FleetPlan,
+    prices: GpuPrices,
+    drawn: energy_mod.Energy | None,
+    finance: Finance,
+    rented_monthly_cost_usd: float | None,
 ) -> cost_mod.Ownership | None:
-    """Owning the plan's fleet (None when not asked). Refuses, naming the price, without a
-    purchase price or the power figures the running costs need."""
+    """Owning the plan's fleet (None when not asked) against renting at
+    `rented_monthly_cost_usd`. Refuses, naming the price, without a purchase price or the power
+    figures the running costs need."""
     asked = finance.ownership
     if asked is None:
         return None
@@ -235,11 +260,11 @@ def ownership(
         electricity_usd_per_kwh=asked.electricity_usd_per_kwh,
         power_w=prices.power_w,
         hosting_usd_per_kw_month=asked.hosting_usd_per_kw_month,
-        rented_monthly_cost_usd=plan.monthly_cost_usd,
+        rented_monthly_cost_usd=rented_monthly_cost_usd,
     )
 
 
-def ownership_body(owned: cost_mod.Ownership | None, finance: Finance) -> dict[str, Any] | None:
+def ownership_body(owned: cost_mod.Ownership | None, finance: Finance, rented_basis: str) -> dict[str, Any] | None:
     if owned is None or finance.ownership is None:
         return None
     even = owned.break_even_months
@@ -266,6 +291,7 @@ def ownership_body(owned: cost_mod.Ownership | None, finance: Finance) -> dict[s
         "hosting_usd_per_month": owned.hosting_usd_per_month,
         "owned_monthly_cost_usd": owned.owned_monthly_cost_usd,
         "rented_monthly_cost_usd": rent,
+        "rented_basis": rented_basis,
         "break_even_months": even,
         "why": why,
         "months": [
@@ -478,7 +504,11 @@ def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], requ
         "energy": energy_body(drawn),
         "energy_basis": energy_basis(prices),
         **hosted_api_fields(chosen, finance, traffic),
-        "ownership": ownership_body(ownership(chosen, prices, drawn, finance), finance),
+        "ownership": ownership_body(
+            ownership(chosen, prices, drawn, finance, rented_monthly_cost(chosen, forecast)),
+            finance,
+            RENTED_FORECAST if forecast else RENTED_SAME_FLEET,
+        ),
         "procurement": None,
     }
     period_fields = []

@@ -326,6 +326,29 @@ def test_a_mig_fleet_is_committed_owned_and_powered_by_the_whole_card(client: Fl
     assert owned["hosting_usd_per_month"] == round(cards * 0.4 * 150, 2)
 
 
+def test_owning_a_forecasts_busiest_fleet_is_weighed_against_renting_each_periods(client: FlaskClient) -> None:
+    """Eleven months of 10 GPUs (21,900 a month on demand) and one of 19 (41,610): owned, the
+    fleet must hold the busy month's 19 all year; rented, it shrinks back. So renting costs
+    (11 x 21,900 + 41,610) / 12 = 23,542.50 a month beside owning 19 GPUs, not 41,610."""
+    answer = _fleet(
+        client,
+        forecast=_forecast([DAY] * 5 + [2 * DAY] + [DAY] * 6),
+        prices={"idle_power_w": 70},
+        ownership=OWNING,
+    )
+    owned = answer["ownership"]
+    assert [p["monthly_cost_usd"] for p in answer["periods"]] == [21_900.0] * 5 + [41_610.0] + [21_900.0] * 6
+    assert owned["gpus"] == 19 and owned["purchase_usd"] == 19 * 27_500
+    assert owned["rented_monthly_cost_usd"] == round((11 * 21_900 + 41_610) / 12, 2) == 23_542.50
+    assert "as each period needs it" in owned["rented_basis"]
+    running = owned["electricity_usd_per_month"] + owned["hosting_usd_per_month"]
+    assert owned["break_even_months"] == pytest.approx(19 * 27_500 / (23_542.50 - running))
+    assert owned["months"][12]["rented_usd"] == round(12 * 23_542.50, 2)
+    # Without a forecast it is the same fleet, rented every month.
+    flat = _fleet(client, requests_per_day=DAY, prices={"idle_power_w": 70}, ownership=OWNING)["ownership"]
+    assert flat["rented_monthly_cost_usd"] == 21_900.0 and "same fleet" in flat["rented_basis"]
+
+
 def test_a_hosted_api_is_priced_beside_the_fleet_with_the_traffic_it_breaks_even_at(client: FlaskClient) -> None:
     """18 requests/s of 1,000 + 500 tokens at 0.20 and 0.60 USD per million: 47,304,000 a month
     x 0.0005 = 23,652.00 USD, above the fleet's 21,900. Self-hosting (2,190 a replica, one

@@ -153,6 +153,9 @@ def test_the_workbooks_formulas_reproduce_the_answer_to_the_cent(
     assert wh == pytest.approx(answer["energy_wh_per_million_tokens"], rel=1e-9)
     owned = answer["ownership"]
     assert labelled(book, "Fleet", "Owned monthly cost") == owned["owned_monthly_cost_usd"]
+    # Owning the busy month's 19 GPUs against renting each month's fleet: 11 x 21,900 + 41,610 over 12.
+    rented = labelled(book, "Fleet", "Rented monthly cost (the forecast's average)")
+    assert rented == owned["rented_monthly_cost_usd"] == round((11 * 21_900 + 41_610) / 12, 2) == 23_542.50
     assert labelled(book, "Fleet", "Break-even against renting") == pytest.approx(owned["break_even_months"])
     assert labelled(book, "Fleet", "Hosted API monthly cost") == answer["hosted_api_monthly_cost_usd"]
     assert column(book, "Periods", "Monthly cost, USD") == [p["monthly_cost_usd"] for p in answer["periods"]]

@@ -136,7 +136,7 @@ function renderEnergy(answer) {
   setText("energy-basis", answer.energy_basis ? `Energy: ${answer.energy_basis}.${utilization}` : "");
 }
 
-function renderOwning(owned, answer) {
+function renderOwning(owned) {
   const part = $("owning");
   part.hidden = !owned;
   const kpi = setValue("owned_monthly_cost_usd", owned ? fmt.usd(owned.owned_monthly_cost_usd) : "–", owned?.owned_monthly_cost_usd);
@@ -153,8 +153,8 @@ function renderOwning(owned, answer) {
     `against ${fmt.usd(owned.rented_monthly_cost_usd)} rented; ${even} (${fmt.usd(owned.amortization_usd_per_month)} write-off, ${fmt.usd(owned.electricity_usd_per_month)} electricity, ${fmt.usd(owned.hosting_usd_per_month)} hosting)`,
   );
   drawOwning($("owning-chart"), owned.months || [], owned.break_even_months);
-  const busiest = Array.isArray(answer.periods) && answer.periods.length ? " (with a forecast: the fleet of its busiest period, owned or rented every month)" : "";
-  setText("owning-why", `${fmt.whole(owned.gpus)} GPUs bought for ${fmt.usd(owned.purchase_usd)}${busiest}: ${owned.why}.`);
+  const against = owned.rented_basis ? ` Renting: ${owned.rented_basis}.` : "";
+  setText("owning-why", `${fmt.whole(owned.gpus)} GPUs bought for ${fmt.usd(owned.purchase_usd)}: ${owned.why}.${against}`);
 }
 
 function renderApi(answer) {
@@ -179,7 +179,7 @@ export function renderPaying(answer) {
   setText("paying-prices", pricesLine(answer.prices));
   renderProcurement(answer.procurement ?? null, answer);
   renderEnergy(answer);
-  renderOwning(answer.ownership ?? null, answer);
+  renderOwning(answer.ownership ?? null);
   renderApi(answer);
 }
 
