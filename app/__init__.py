@@ -44,6 +44,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     }
 
     from app.api import (
+        autoscaling,
         calibrations,
         catalog,
         db_errors,
@@ -72,6 +73,7 @@ def create_app(config: Config | dict[str, Any] | None = None) -> Flask:
     app.register_blueprint(planning.bp)
     app.register_blueprint(catalog.bp)
     app.register_blueprint(fleet.bp)
+    app.register_blueprint(autoscaling.bp)
     app.register_blueprint(lab.bp)
     app.register_blueprint(plan.bp)
     app.register_blueprint(calibrations.bp)

@@ -45,6 +45,7 @@ REQUEST_COMPONENTS = {
     "/v1/fleet": "FleetRequest",
     "/v1/latency": "LatencyRequest",
     "/v1/batch": "BatchRequest",
+    "/v1/autoscaling/simulate": "AutoscalingRequest",
 }
 # marshmallow schema -> the component that documents it (the generator's own table).
 COMPONENTS: dict[type[Schema], str] = generator.REQUEST_COMPONENTS
@@ -426,6 +427,28 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ),
     ("POST", "/v1/traces", ("application/x-ndjson", b'{"timestamp": 1, "prompt_tokens": 2}'), 422, "Problem"),
     ("POST", "/v1/traces", ("application/xml", b"<log/>"), 415, "Problem"),
+    (
+        "POST",
+        "/v1/autoscaling/simulate",
+        {
+            "model": "llama-3.1-8b",
+            "gpu": "h100-sxm",
+            "output_tokens": 4000,
+            "tpot_slo_ms": 15,
+            "forecast": [{"requests": 900}, {"requests": 1800}],
+            "policy": {"min_replicas": 1},
+            "recommend": True,
+        },
+        200,
+        "AutoscalingResponse",
+    ),
+    (
+        "POST",
+        "/v1/autoscaling/simulate",
+        {"model": "llama-3.1-8b", "gpu": "h100-sxm", "forecast": [{"requests": 10}], "policy": {"trigger": "x"}},
+        422,
+        "Problem",
+    ),
     ("GET", "/v1/models", None, 200, "ModelList"),
     ("GET", "/v1/models/qwen3-30b-a3b", None, 200, "Model"),
     ("GET", "/v1/gpus", None, 200, "GpuList"),

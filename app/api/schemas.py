@@ -26,6 +26,8 @@ from app.catalog.models import PRICE_DATE_PATTERN
 from app.planning.requests import (
     BatchRequest,
     CostRequest,
+    DayPolicy,
+    DayRequest,
     Finance,
     FleetRequest,
     LatencyRequest,
@@ -1051,6 +1053,98 @@ class BatchSchema(ThroughputSchema, LengthSpreadSchema):
         )
 
 
+MAX_DAY_HOURS = 48
+MAX_DELAY_S = 24 * 3600.0
+
+
+class HourSchema(Schema):
+    """One hour of a simulated day's traffic."""
+
+    class Meta:
+        unknown = RAISE
+
+    hour = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
+    requests = fields.Float(required=True, validate=validate.Range(min=0, max=1e9))
+
+
+class DayPolicySchema(Schema):
+    """The autoscaling policy a simulated day runs (defaults: the plan's)."""
+
+    class Meta:
+        unknown = RAISE
+
+    trigger = fields.String(allow_none=True, validate=validate.Length(min=1, max=100))
+    threshold = fields.Float(allow_none=True, validate=positive(1e7))
+    scale_up_delay_s = fields.Float(allow_none=True, validate=validate.Range(min=0, max=MAX_DELAY_S))
+    scale_down_delay_s = fields.Float(allow_none=True, validate=validate.Range(min=0, max=MAX_DELAY_S))
+    min_replicas = Integer(allow_none=True, validate=count(0, 1000))
+    max_replicas = Integer(allow_none=True, validate=count(1, 1000))
+    warm_pool = Integer(load_default=0, validate=count(0, 100))
+
+    @validates_schema
+    def _bounds(self, data: dict[str, Any], **_: Any) -> None:
+        low, high = data.get("min_replicas"), data.get("max_replicas")
+        if low is not None and high is not None and low > high:
+            raise ValidationError({"min_replicas": [f"min_replicas {low} is above max_replicas {high}"]})
+        if data.get("threshold") is not None and data.get("trigger") is None:
+            raise ValidationError({"threshold": ["a threshold needs its trigger"]})
+
+
+class DaySchema(ThroughputSchema, WorkloadSchema):
+    """Inputs of /v1/autoscaling/simulate: one replica's knobs (as /v1/latency), the requests
+    of each hour of the day, the policy, and the recommendation's target."""
+
+    forecast = fields.List(
+        fields.Nested(HourSchema),
+        required=True,
+        validate=validate.Length(min=1, max=MAX_DAY_HOURS, error=f"1 to {MAX_DAY_HOURS} hourly rows"),
+    )
+    policy = fields.Nested(DayPolicySchema, load_default=dict)
+    node_provisioning_s = fields.Float(load_default=180.0, validate=validate.Range(min=0, max=MAX_DELAY_S))
+    load_gb_per_s = fields.Float(load_default=2.0, validate=positive(1e4))
+    engine_startup_s = fields.Float(load_default=60.0, validate=validate.Range(min=0, max=3600))
+    spare_replicas = Integer(load_default=1, validate=count(0, 1000))
+    recommend = fields.Boolean(load_default=False)
+    max_violation_rate = fields.Float(load_default=0.01, validate=validate.Range(min=0, max=1))
+    seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
+    served_model_name = fields.String(allow_none=True, validate=validate.Regexp(SERVED_NAME, error=SERVED_NAME_ERROR))
+
+    @validates_schema
+    def _day(self, data: dict[str, Any], **_: Any) -> None:
+        rows = data.get("forecast") or ()
+        if rows and not any(row["requests"] > 0 for row in rows):
+            raise ValidationError({"forecast": ["no hour has a request: nothing to simulate"]})
+
+    def typed(self, data: dict[str, Any], given: frozenset[str]) -> DayRequest:
+        policy = data["policy"]
+        return DayRequest(
+            model=data["model"],
+            gpu=data["gpu"],
+            engine=data["engine"],
+            inputs=self.inputs(data),
+            workload=self.workload(data),
+            hourly_requests=tuple(float(row["requests"]) for row in data["forecast"]),
+            policy=DayPolicy(
+                trigger=policy.get("trigger"),
+                threshold=policy.get("threshold"),
+                scale_up_delay_s=policy.get("scale_up_delay_s"),
+                scale_down_delay_s=policy.get("scale_down_delay_s"),
+                min_replicas=policy.get("min_replicas"),
+                max_replicas=policy.get("max_replicas"),
+                warm_pool=policy.get("warm_pool", 0),
+            ),
+            node_provisioning_s=data["node_provisioning_s"],
+            load_gb_per_s=data["load_gb_per_s"],
+            engine_startup_s=data["engine_startup_s"],
+            spare_replicas=data["spare_replicas"],
+            recommend=data["recommend"],
+            max_violation_rate=data["max_violation_rate"],
+            seed=data["seed"],
+            served_model_name=data.get("served_model_name"),
+            given=given,
+        )
+
+
 @dataclass(frozen=True)
 class PlanningEndpoint:
     """A planning endpoint: its path, its Flask endpoint, its metric label and the schema
@@ -1079,6 +1173,13 @@ PLANNING_ENDPOINTS = (
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(
         "/v1/fleet", "fleet.fleet", "fleet", FleetSchema(exclude=("sweep", "concurrency", "kv_read_context"))
+    ),
+    # A day of a fleet under a policy: the replica's knobs as /v1/latency's, the hours' traffic.
+    PlanningEndpoint(
+        "/v1/autoscaling/simulate",
+        "autoscaling.simulate",
+        "autoscaling",
+        DaySchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
 )
 PLANNING_BY_PATH = {e.path: e for e in PLANNING_ENDPOINTS}

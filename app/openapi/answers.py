@@ -400,6 +400,86 @@ class TracePeriod(Schema):
     requests_per_day = fields.Float(required=True)
 
 
+class AutoscalingResponse(_SimulatedReplica):
+    gpus_per_replica = fields.Integer(required=True)
+    max_request_rate = fields.Float(required=True)
+    price_per_gpu_hour_usd = fields.Float(required=True, allow_none=True)
+    seed = fields.Integer(required=True)
+    hours = fields.Integer(required=True)
+    requests = fields.Integer(required=True)
+    cold_start_s = fields.Float(required=True)
+    cold_start_basis = fields.String(required=True)
+    policy = fields.Nested("DayPolicyAnswer", required=True)
+    autoscaled = fields.Nested("Day", required=True)
+    static = fields.Nested("StaticDay", required=True)
+    recommendation = fields.Nested("DayRecommendation", required=True, allow_none=True)
+    max_violation_rate = fields.Float(required=True)
+
+
+class DayPolicyAnswer(Schema):
+    triggers = fields.List(fields.Nested("FleetTrigger"), required=True)
+    scale_up_delay_s = fields.Float(required=True)
+    scale_down_delay_s = fields.Float(required=True)
+    min_replicas = fields.Integer(required=True)
+    max_replicas = fields.Integer(required=True)
+    warm_pool = fields.Integer(required=True)
+    polling_interval_s = fields.Float(required=True)
+    threshold_scale = fields.Float()
+
+
+class _DayFigures(Schema):
+    requests = fields.Integer(required=True)
+    finished = fields.Integer(required=True)
+    violation_rate = fields.Float(required=True)
+    ttft_violation_rate = fields.Float(required=True)
+    tpot_violation_rate = fields.Float(required=True)
+    e2e_violation_rate = fields.Float(required=True)
+    replica_hours = fields.Float(required=True)
+    gpu_hours = fields.Float(required=True)
+    cost_usd = fields.Float(required=True, allow_none=True)
+
+
+class Day(_DayFigures):
+    scale_ups = fields.Integer(required=True)
+    scale_downs = fields.Integer(required=True)
+    drain_s = fields.Float(required=True)
+    per_hour = fields.List(fields.Nested("DayHour"), required=True)
+    timeline = fields.List(fields.Nested("DayReplicas"), required=True)
+
+
+class StaticDay(Day):
+    replicas = fields.Integer(required=True)
+
+
+class DayHour(_DayFigures):
+    hour = fields.Integer(required=True)
+    replicas_mean = fields.Float(required=True)
+    replicas_max = fields.Integer(required=True)
+
+
+class DayReplicas(Schema):
+    t_s = fields.Float(required=True)
+    serving = fields.Integer(required=True)
+    starting = fields.Integer(required=True)
+    warm = fields.Integer(required=True)
+
+
+class DayRecommendation(Schema):
+    status = fields.String(required=True)
+    policy = fields.Nested("DayPolicyAnswer", required=True, allow_none=True)
+    day = fields.Nested("Day", required=True, allow_none=True)
+    grid = fields.List(fields.Nested("DayGridPoint"), required=True)
+
+
+class DayGridPoint(Schema):
+    min_replicas = fields.Integer(required=True)
+    warm_pool = fields.Integer(required=True)
+    threshold_scale = fields.Float(required=True)
+    violation_rate = fields.Float(required=True)
+    gpu_hours = fields.Float(required=True)
+    meets = fields.Boolean(required=True)
+
+
 def _sized(*, required: bool) -> type[Schema]:
     """The size and cost of a fleet: a plan, one ranked option, one forecast period."""
 
@@ -1033,6 +1113,14 @@ COMPONENTS: tuple[type[Schema], ...] = (
     LatencyRow,
     LatencyConfidence,
     BatchResponse,
+    AutoscalingResponse,
+    DayPolicyAnswer,
+    Day,
+    StaticDay,
+    DayHour,
+    DayReplicas,
+    DayRecommendation,
+    DayGridPoint,
     Spread,
     TraceProfile,
     TraceLengths,

@@ -553,6 +553,18 @@ FIELDS: dict[str, str] = {
         "share of the KV cache for kv_usage."
     ),
     "derived_from": "How the threshold was found, with the queueing model's figures it came from.",
+    "policy": "The autoscaling policy to simulate (DayPolicy; every field optional: the plan's by default).",
+    "node_provisioning_s": (
+        "Time a new GPU node takes to join before the model loads, s (default 180: an assumption; give your "
+        "cloud's). Part of the default scale_up_delay_s."
+    ),
+    "recommend": (
+        "Also search a small grid (warm pools 0, 1, 2; thresholds x1 and x0.7; min_replicas by bisection) for the "
+        "cheapest policy in GPU-hours keeping violations at or below max_violation_rate."
+    ),
+    "max_violation_rate": (
+        "With `recommend`: the share of requests that may miss an SLO (TTFT, TPOT or E2E), in [0, 1]; default 0.01."
+    ),
     "queueing": "What the TTFT holds of waiting.",
     "rank": "Position among the options that meet the SLOs (1 = cheapest per month); null when ruled out.",
     "replica": "One replica of the fleet (FleetReplica): its GPUs, its capacity under the SLOs and its planned load.",
@@ -879,8 +891,131 @@ _ONE_REPLICA = {
     "output_tokens_cv": "Coefficient of variation of the output lengths, dimensionless.",
 }
 
+_DAY_FIGURES = {
+    "requests": "Requests that arrived, count.",
+    "finished": "Requests that finished (all that arrived: the day runs until the last one does), count.",
+    "violation_rate": "Share of the finished requests whose TTFT, TPOT or E2E missed its SLO, in [0, 1].",
+    "ttft_violation_rate": "Share of the finished requests whose TTFT missed ttft_slo_ms, in [0, 1].",
+    "tpot_violation_rate": "Share of the finished requests whose TPOT missed tpot_slo_ms, in [0, 1].",
+    "e2e_violation_rate": "Share of the finished requests whose E2E missed e2e_slo_ms, in [0, 1].",
+    "replica_hours": (
+        "Replica-hours billed: every replica from the decision that starts it to the end of its drain, warm "
+        "ones all the while, replica-hours."
+    ),
+    "gpu_hours": "replica_hours x the replica's GPUs, GPU-hours (the figure to compare policies by).",
+    "cost_usd": "replica_hours x the replica's hourly price, USD; null without a price.",
+}
+
 # Where a name means something else in one schema (an answer's figure, a write's rule).
 OVERRIDES: dict[str, dict[str, str]] = {
+    "AutoscalingRequest": {
+        "forecast": (
+            "POST only: the requests arriving in each hour of the day (1 to 48 rows, DayForecastHour), at that "
+            "hour's rate with `burstiness`."
+        ),
+        "seed": "The random seed of the arrivals and lengths; the same seed gives the same day.",
+        "spare_replicas": "Spare replicas of the static plan beyond the busiest hour's (N+1: 1), replicas.",
+    },
+    "DayForecastHour": {
+        "hour": "A label for the hour (e.g. `00:00`), free text; the rows are taken in order.",
+        "requests": "Requests arriving in the hour, count.",
+    },
+    "DayPolicy": {
+        "trigger": (
+            "The one trigger to scale on: a signal (`in_flight`, `waiting`, `kv_usage`) or a metric the engine "
+            "exports (vLLM `vllm:num_requests_waiting`, `vllm:kv_cache_usage_perc`, SGLang's and TensorRT-LLM's "
+            "own names); a metric the engine does not export is a 422. Default: every trigger format=keda emits."
+        ),
+        "threshold": "The trigger's threshold per replica (default: the plan's for that signal), requests or share.",
+        "scale_up_delay_s": (
+            "Time from the decision to add a replica until it serves, s. Default: node_provisioning_s plus the "
+            "model's load (weights over load_gb_per_s) plus engine_startup_s."
+        ),
+        "scale_down_delay_s": (
+            "HPA's scale-down stabilization window: the highest recommendation of this long wins, s. Default: the "
+            "KEDA policy's (two cold starts, at least 300 s)."
+        ),
+        "min_replicas": "Replicas never to scale below, replicas (default: the plan's minimum: average plus spares).",
+        "max_replicas": "Replicas never to scale above, replicas (default: the static plan's).",
+        "warm_pool": (
+            "Replicas kept loaded and idle beyond the serving ones: a scale-up takes them first (serving from the "
+            "next poll) and each taken is replaced after scale_up_delay_s; billed all day. Default 0."
+        ),
+    },
+    "AutoscalingResponse": {
+        **_ONE_REPLICA,
+        "gpus_per_replica": "GPUs of one replica, count.",
+        "max_request_rate": (
+            "The replica's capacity: the highest request rate meeting the SLOs at slo_percentile, requests/s."
+        ),
+        "price_per_gpu_hour_usd": "The price per whole card the day is billed at, USD per GPU-hour; null without one.",
+        "seed": "The random seed of the arrivals and lengths.",
+        "hours": "Hours simulated (the forecast's rows), hours.",
+        "requests": "Requests that arrived over the day (drawn at each hour's rate), count.",
+        "cold_start_s": "What a new replica waits before it serves by default, s.",
+        "cold_start_basis": "The default delay's parts: node provisioning, the weights' load, the engine's start-up.",
+        "policy": "The policy the autoscaled day ran (DayPolicyAnswer).",
+        "autoscaled": "The day under the policy (Day).",
+        "static": "The day with /v1/fleet's peak fleet held throughout (StaticDay).",
+        "recommendation": (
+            "With `recommend`: the cheapest grid policy in GPU-hours meeting max_violation_rate (DayRecommendation); "
+            "else null."
+        ),
+        "max_violation_rate": "The share of requests the recommendation may let miss an SLO, in [0, 1].",
+    },
+    "DayPolicyAnswer": {
+        "triggers": "The triggers scaled on (FleetTrigger), each with its threshold per replica.",
+        "scale_up_delay_s": "Time from the decision to add a replica until it serves, s.",
+        "scale_down_delay_s": "HPA's scale-down stabilization window, s.",
+        "min_replicas": "Replicas never to scale below, replicas.",
+        "max_replicas": "Replicas never to scale above, replicas.",
+        "warm_pool": "Replicas kept loaded and idle, replicas.",
+        "polling_interval_s": "How often the autoscaler reads the gauges (KEDA's pollingInterval), s.",
+        "threshold_scale": "The recommendation's factor on each trigger's threshold, dimensionless.",
+    },
+    "Day": {
+        **_DAY_FIGURES,
+        "scale_ups": "Polls at which the autoscaler added replicas, count.",
+        "scale_downs": "Polls at which it removed one (a starting replica cancelled or a serving one drained), count.",
+        "drain_s": "Time past the day's end until its last request finished, s.",
+        "per_hour": "One DayHour per hour of the forecast, requests counted in the hour they arrived.",
+        "timeline": "The replicas at every change (DayReplicas), from t = 0.",
+    },
+    "StaticDay": {
+        **_DAY_FIGURES,
+        "scale_ups": "Polls at which the autoscaler added replicas, count.",
+        "scale_downs": "Polls at which it removed one (a starting replica cancelled or a serving one drained), count.",
+        "drain_s": "Time past the day's end until its last request finished, s.",
+        "per_hour": "One DayHour per hour of the forecast, requests counted in the hour they arrived.",
+        "timeline": "The replicas at every change (DayReplicas), from t = 0.",
+        "replicas": "Replicas held all day: /v1/fleet's peak fleet (the busiest hour's plus the spares), replicas.",
+    },
+    "DayHour": {
+        **_DAY_FIGURES,
+        "hour": "The hour of the day, from 0.",
+        "replicas_mean": "Replicas serving, averaged over the hour, replicas.",
+        "replicas_max": "The most replicas serving in the hour, replicas.",
+    },
+    "DayReplicas": {
+        "t_s": "Time from the start of the day, s.",
+        "serving": "Replicas taking requests, replicas.",
+        "starting": "Replicas started and not yet serving (provisioning, loading), replicas.",
+        "warm": "Replicas of the warm pool, loaded or loading, replicas.",
+    },
+    "DayRecommendation": {
+        "status": "`ok`, or why no grid policy meets max_violation_rate.",
+        "policy": "The recommended policy (DayPolicyAnswer); null when none meets the target.",
+        "day": "Its day (Day); null when none meets the target.",
+        "grid": "Every policy the search simulated (DayGridPoint), in the order it ran.",
+    },
+    "DayGridPoint": {
+        "min_replicas": "The point's min_replicas, replicas.",
+        "warm_pool": "The point's warm pool, replicas.",
+        "threshold_scale": "The point's factor on each threshold, dimensionless.",
+        "violation_rate": "Share of the day's requests that missed an SLO, in [0, 1].",
+        "gpu_hours": "The day's GPU-hours, GPU-hours.",
+        "meets": "violation_rate is at most max_violation_rate.",
+    },
     "FleetProcurement": {
         "rates": "The rates the split was chosen with, per GPU-hour.",
         "periods": "One row per period of the horizon, in its order.",

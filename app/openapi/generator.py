@@ -20,7 +20,9 @@ from marshmallow import RAISE, Schema, fields
 from app.api import calibrations, catalog_schemas
 from app.api.schemas import (
     PLANNING_ENDPOINTS,
+    DayPolicySchema,
     GpuPricesSchema,
+    HourSchema,
     InlineGpuSchema,
     InlineModelSchema,
     InterconnectSchema,
@@ -51,6 +53,8 @@ REQUEST_COMPONENTS: dict[type[Schema], str] = {
     PeriodSchema: "ForecastPeriod",
     OwnershipSchema: "Ownership",
     LengthBucketSchema: "LengthBucket",
+    DayPolicySchema: "DayPolicy",
+    HourSchema: "DayForecastHour",
     catalog_schemas.CatalogMigProfileSchema: "CatalogMigProfile",
     catalog_schemas.CatalogInterconnectSchema: "CatalogInterconnect",
     catalog_schemas.CatalogPricesSchema: "CatalogPrices",

@@ -17,6 +17,7 @@ from app.api.schemas import PLANNING_ENDPOINTS, PlanningEndpoint
 from app.api.traces import MAX_TRACE_BYTES, TraceQuery
 from app.api.workbook import XLSX
 from app.planning.batch import BATCH_MAX_WORK
+from app.planning.simulated_day import MAX_SIMULATED_REQUESTS
 
 CSV_RULES = (
     "UTF-8, a header row, `.` decimals, no thousands separators, booleans `true`/`false`, null as an empty cell."
@@ -303,6 +304,19 @@ PLANNING_TEXT: dict[str, tuple[str, str, str]] = {
         "One row: the JSON answer's scalar fields, `ttft_ms` and `e2e_ms` flattened to `<metric>_<stat>` columns "
         "(`e2e_ms_p99`).",
     ),
+    "autoscaling": (
+        "Does this autoscaling policy hold the SLOs through a day, and at what cost?",
+        "A day of the fleet (one replica as /v1/latency's, `forecast` the requests of each hour) under an "
+        "autoscaling `policy` (default: the triggers and thresholds `format=keda` emits, a new replica serving "
+        "after node provisioning plus the model's load, the KEDA policy's scale-down window, the plan's bounds), "
+        "run by the discrete-event simulator with replicas added and drained as the policy says; per hour and in "
+        "total the requests, the share whose TTFT, TPOT or E2E missed its SLO, replica-hours, GPU-hours and cost, "
+        "the replicas over time, beside the static plan of /v1/fleet (its peak fleet held all day). With "
+        "`recommend`, the cheapest min_replicas, warm pool and threshold of a small grid that keeps violations at "
+        "or below `max_violation_rate`. POST only (the forecast is a list); a day that would simulate more than "
+        f"{MAX_SIMULATED_REQUESTS:,} requests in all answers 422 before it runs.",
+        "One row per hour of the autoscaled day (a DayHour of `autoscaled.per_hour`).",
+    ),
 }
 GET_FORM = "The same inputs as the POST body, as query parameters (the rules are in the planning tag's description)."
 GET_RULES = (
@@ -427,6 +441,34 @@ EXAMPLES: dict[str, dict[str, tuple[str, Any]]] = {
         "ranking": (
             "No gpu: every catalog GPU and MIG profile ranked",
             {"model": "llama-3.1-8b", "requests_per_second": 10, "tpot_slo_ms": 50, "limit": 5},
+        ),
+    },
+    "autoscaling": {
+        "catalog": (
+            "Four hours, the busiest 3x the quietest, the default policy from one replica up",
+            {
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "prompt_tokens": 1000,
+                "output_tokens": 4000,
+                "ttft_slo_ms": 1000,
+                "tpot_slo_ms": 15,
+                "forecast": [{"hour": "06:00", "requests": 900}, {"hour": "07:00", "requests": 2700}],
+                "policy": {"min_replicas": 1},
+            },
+        ),
+        "recommend": (
+            "A slow scale-up, and the cheapest grid policy missing an SLO for at most 1% of requests",
+            {
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "output_tokens": 4000,
+                "tpot_slo_ms": 15,
+                "forecast": [{"requests": 900}, {"requests": 2700}],
+                "policy": {"min_replicas": 1, "scale_up_delay_s": 900},
+                "recommend": True,
+                "max_violation_rate": 0.01,
+            },
         ),
     },
 }

@@ -179,3 +179,41 @@ class BatchRequest:
     output_tokens_cv: float = 0.0
     seed: int = 0
     given: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class DayPolicy:
+    """/v1/autoscaling/simulate's policy; None: the default (the plan's triggers and bounds,
+    a cold start's delay, the KEDA policy's scale-down window)."""
+
+    trigger: str | None = None
+    threshold: float | None = None
+    scale_up_delay_s: float | None = None
+    scale_down_delay_s: float | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    warm_pool: int = 0
+
+
+@dataclass(frozen=True)
+class DayRequest:
+    """/v1/autoscaling/simulate: one replica (the knobs of /v1/latency), the requests arriving
+    in each hour, the policy, and whether to recommend the cheapest policy meeting
+    `max_violation_rate`."""
+
+    model: ModelRef
+    gpu: GpuRef
+    engine: str
+    inputs: PlanInputs
+    workload: Workload
+    hourly_requests: tuple[float, ...]
+    policy: DayPolicy = field(default_factory=DayPolicy)
+    node_provisioning_s: float = 180.0
+    load_gb_per_s: float = 2.0
+    engine_startup_s: float = 60.0
+    spare_replicas: int = 1
+    recommend: bool = False
+    max_violation_rate: float = 0.01
+    seed: int = 0
+    served_model_name: str | None = None
+    given: frozenset[str] = frozenset()

@@ -330,6 +330,7 @@ class _Engine:
         self.window_steps = 0
         self.window_mixed_steps = 0
         self.window_mixed_s = 0.0
+        self.until = math.inf
 
     def queue_all(self) -> None:
         """Every request arrives now (an offline batch: `at_once`, no extra arrivals)."""
@@ -464,7 +465,11 @@ class _Engine:
         for b in range(lo, hi + 1):
             bins[b] = bins.get(b, 0.0) + share
 
-    def run(self) -> _Engine:
+    def run(self, until: float = math.inf) -> _Engine:
+        """Steps until the first `requests` finished, or (a fed replica) until the clock
+        reaches `until`: a step that starts before it may end after it; idle, the clock
+        stops at it."""
+        self.until = until
         steps = self.steps
         layers = steps.layers
         windowed = steps.windowed
@@ -483,11 +488,14 @@ class _Engine:
             end = c0 + chunk
             return half_att_layers * (end * end - c0 * c0), float(layers * chunk)
 
-        while self.unfinished > 0:
+        while self.unfinished > 0 and self.now < until:
             while self.n_arrived < total_arrivals and self.next_arrival <= self.now:
                 self._arrive()
             if not running and not waiting:
                 if self.n_arrived >= total_arrivals:
+                    break
+                if self.next_arrival > until:
+                    self.now = until
                     break
                 self.now = self.next_arrival
                 continue
@@ -602,6 +610,8 @@ class _Engine:
         horizon = math.inf
         if not self.waiting and self.n_arrived < self.total_arrivals:
             horizon = self.next_arrival - self.now
+        # A fed replica stops at `until`, where the fleet reads its gauges and feeds it more.
+        horizon = min(horizon, self.until - self.now)
         # A blocked queue (max_num_seqs or KV) stays blocked until a completion: arrivals
         # just join it.
         start = self.now
@@ -690,6 +700,129 @@ class _Engine:
             if q < count:
                 break
         return n, total
+
+
+# A fed replica never runs out of requests to wait for: the fleet says when to stop.
+_ENDLESS = 1 << 62
+
+
+class Outcomes:
+    """Finished requests counted by the hour they arrived in: how many, and how many missed
+    each SLO (TTFT, TPOT, E2E, any of them), against the objectives in seconds (None: not
+    held)."""
+
+    def __init__(self, hours: int, ttft_s: float | None, tpot_s: float | None, e2e_s: float | None) -> None:
+        self.ttft_s = math.inf if ttft_s is None else ttft_s
+        self.tpot_s = math.inf if tpot_s is None else tpot_s
+        self.e2e_s = math.inf if e2e_s is None else e2e_s
+        self.finished = [0] * hours
+        self.missed_ttft = [0] * hours
+        self.missed_tpot = [0] * hours
+        self.missed_e2e = [0] * hours
+        self.missed_any = [0] * hours
+
+    def add(self, arrival: float, ttft: float, tpot: float, e2e: float) -> None:
+        hour = min(int(arrival // 3600.0), len(self.finished) - 1)
+        self.finished[hour] += 1
+        late = False
+        if ttft > self.ttft_s:
+            self.missed_ttft[hour] += 1
+            late = True
+        if tpot > self.tpot_s:
+            self.missed_tpot[hour] += 1
+            late = True
+        if e2e > self.e2e_s:
+            self.missed_e2e[hour] += 1
+            late = True
+        if late:
+            self.missed_any[hour] += 1
+
+
+class FedReplica(_Engine):
+    """One replica of a fleet: the fleet hands it each request's arrival time (`push`, in
+    order), runs it to a time (`run(until)`), and reads its gauges (`waiting`, `running`,
+    `kv_usage`) between runs. It samples each request's lengths from its own streams, and
+    counts every finished request in `outcomes`. A finished request's slot is reused, so its
+    memory is that of the requests in it at once, not of the day."""
+
+    def __init__(
+        self, steps: StepModel, traffic: Traffic, limits: Limits, seed: int, outcomes: Outcomes, started_s: float
+    ) -> None:
+        super().__init__(steps, traffic, limits, seed, _ENDLESS, _ENDLESS, False, True, 0)
+        self.feed: deque[float] = deque()
+        self.next_arrival = math.inf
+        self.now = started_s
+        self.free: list[int] = []
+        self.outcomes = outcomes
+        self.overhead_s = steps.hw.request_overhead_s
+
+    def push(self, t: float) -> None:
+        if not self.feed:
+            self.next_arrival = t
+        self.feed.append(t)
+
+    @property
+    def idle(self) -> bool:
+        return not self.running and not self.waiting and not self.feed
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.running) + len(self.waiting) + len(self.feed)
+
+    def gauges(self) -> tuple[int, int, float]:
+        """What the engine exports now: requests waiting (the fleet's not yet arrived at its
+        clock count too), requests running, and the share of the KV cache held."""
+        return len(self.waiting) + len(self.feed), len(self.running), self.kv_used / self.kv_cap
+
+    def _arrive(self) -> None:
+        feed = self.feed
+        t = feed.popleft()
+        self.next_arrival = feed[0] if feed else math.inf
+        self.n_arrived += 1
+        sampled_prompt, sampled_output = self.sample_prompt(), self.sample_output()
+        p = min(sampled_prompt, self.kv_cap - 1)
+        o = min(sampled_output, self.kv_cap - p)
+        if p < sampled_prompt or o < sampled_output:
+            self.cut_requests += 1
+        if self.free:
+            rid = self.free.pop()
+            self.arrival[rid] = t
+            self.prompt[rid] = p
+            self.output[rid] = o
+            self.scheduled[rid] = math.inf
+            self.first_token[rid] = math.inf
+            self.finished[rid] = math.inf
+            self.state[rid] = _WAITING
+            self.target[rid] = p
+            self.computed[rid] = 0
+            self.generated[rid] = 0
+            self.g_start[rid] = 0
+            self.ctx_start[rid] = 0
+            self.epoch[rid] += 1  # a stale heap entry of the slot's last request stays stale
+        else:
+            rid = len(self.arrival)
+            self.arrival.append(t)
+            self.prompt.append(p)
+            self.output.append(o)
+            self.scheduled.append(math.inf)
+            self.first_token.append(math.inf)
+            self.finished.append(math.inf)
+            self.state.append(_WAITING)
+            self.target.append(p)
+            self.computed.append(0)
+            self.generated.append(0)
+            self.g_start.append(0)
+            self.ctx_start.append(0)
+            self.epoch.append(0)
+        self.waiting.append(rid)
+
+    def _finish(self, rid: int, kv_tokens: int) -> None:
+        super()._finish(rid, kv_tokens)
+        arrival, first, output = self.arrival[rid], self.first_token[rid], self.output[rid]
+        now = self.now
+        tpot = (now - first) / (output - 1) if output > 1 else 0.0
+        self.outcomes.add(arrival, first - arrival + self.overhead_s, tpot, now - arrival + self.overhead_s)
+        self.free.append(rid)
 
 
 def _steps_to_reach(first_s: float, slope_s: float, horizon_s: float) -> int:
