@@ -312,9 +312,10 @@ FIELDS: dict[str, str] = {
     "k": "Columns of A, rows of B (the input width), elements.",
     "kind": "Link technology, e.g. `nvlink4`, `pcie5`, `infinity-fabric`.",
     "kv_budget_bytes": (
-        "usable_bytes − weights_bytes: room left for the KV cache, bytes; negative when the weights do not fit."
+        "usable_bytes − weights_bytes: room left for the KV cache, bytes; 0 when the weights do not fit "
+        "(fits_weights false), never negative."
     ),
-    "kv_budget_gib_per_gpu": "KV-cache budget per GPU, GiB.",
+    "kv_budget_gib_per_gpu": "KV-cache budget per GPU, GiB; 0 when the weights do not fit.",
     "kv_bytes_at_concurrency": "KV cache of `concurrency` full sequences, bytes.",
     "kv_bytes_per_sequence": (
         "KV cache of one sequence of prompt_tokens + output_tokens (sliding windows counted), whole replica, bytes."
@@ -711,8 +712,8 @@ FIELDS: dict[str, str] = {
         "(MoE, a GPU generation), ratio >= 1."
     ),
     "usable_bytes": (
-        "Memory the engine may fill: (memory_gb × gpu_memory_utilization − reserved_gb) × GPUs, bytes. Negative "
-        "when reserved_gb exceeds the utilised memory."
+        "Memory the engine may fill: (memory_gb × gpu_memory_utilization − reserved_gb) × GPUs, bytes; 0 (never "
+        "negative) when reserved_gb exceeds the utilised memory."
     ),
     "utilization": (
         "Share of the billed hours spent producing tokens at tokens_per_s, dimensionless, 0 < x ≤ 1. Idle time "

@@ -26,6 +26,7 @@ from app.sizing.plan import (
     plan_throughput,
 )
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
+from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.timing import gemm_roofline
 
 from .calibration import MEMORY_ONLY, Applied, apply, basis
@@ -64,7 +65,7 @@ def engine_fields(plan: FitPlan) -> dict[str, Any]:
         "activation_peak_gib_per_gpu": None if reserved is None else _gib(reserved.activation_bytes),
         "non_torch_gib_per_gpu": None if reserved is None else _gib(reserved.non_torch_bytes),
         "cuda_graph_gib_per_gpu": None if reserved is None else _gib(reserved.cuda_graph_bytes),
-        "kv_budget_gib_per_gpu": plan.result.kv_budget_bytes / plan.gpus / GIB,
+        "kv_budget_gib_per_gpu": max(0.0, plan.result.kv_budget_bytes) / plan.gpus / GIB,
         "expert_parallel": inputs.expert_parallel,
     }
 
@@ -112,8 +113,9 @@ def fit_fields(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int
         "weights_bytes": round(r.weights_bytes),
         "kv_bytes_per_token": round(r.kv_bytes_per_token),
         "kv_bytes_per_sequence": round(r.kv_bytes_per_sequence),
-        "usable_bytes": round(r.usable_bytes),
-        "kv_budget_bytes": round(r.kv_budget_bytes),
+        # A shortfall is fits_weights false, never a negative room.
+        "usable_bytes": max(0, round(r.usable_bytes)),
+        "kv_budget_bytes": max(0, round(r.kv_budget_bytes)),
         "kv_capacity_tokens": r.kv_capacity_tokens,
         "max_concurrency": r.max_concurrency,
         "concurrency": concurrency,
@@ -308,6 +310,8 @@ def cost(request: CostRequest, context: Context) -> dict[str, Any]:
         inputs = with_engine(context, request.engine, request.inputs)
         applied = apply(context, request.model, request.gpu, inputs, request.given)
         plan = plan_throughput(model, gpu_spec, applied.inputs)
+        if not plan.fit.result.fits_weights:
+            raise _no_plan(model, gpu_spec, plan.fit, request.inputs.tensor_parallel is not None)
         tokens_per_s = plan.point.effective_tokens_per_s
         gpus = gpus or plan.work.tp
         tokens_basis = "throughput_plan_prefill_included"
@@ -333,6 +337,35 @@ def cost(request: CostRequest, context: Context) -> dict[str, Any]:
         "basis": basis(applied, measured=tokens_basis == "given"),
         "calibration": None if applied is None else applied.describe(),
     }
+
+
+def _no_plan(model: ModelSpec, gpu: GpuSpec, fitted: FitPlan, tp_given: bool) -> InvalidRequest:
+    """No price without a plan: the weights do not fit the shape (/v1/fit's computation), so
+    there is nothing to price. The 422 names the shape's fields and the smallest tensor-parallel
+    size of this GPU that holds the weights, when one does."""
+    result, tp = fitted.result, fitted.tensor_parallel
+    holds = next(
+        (
+            t
+            for t in fitted.valid_tensor_parallel
+            if t > tp and plan_fit(model, gpu, replace(fitted.inputs, tensor_parallel=t)).result.fits_weights
+        ),
+        None,
+    )
+    detail = (
+        f"the weights ({result.weights_bytes / 1e9:.1f} GB at {fitted.weight_precision}) do not fit the "
+        f"{max(0.0, result.usable_bytes) / 1e9:.1f} GB usable on {tp} x {fitted.target.gpu.name}: there is no replica "
+        "to price; "
+    )
+    if holds is not None:
+        detail += f"tensor_parallel={holds} is the smallest that holds them (see /v1/fit)"
+    else:
+        detail += (
+            f"no tensor-parallel size of this GPU (up to {fitted.valid_tensor_parallel[-1]}) holds them: a GPU with "
+            "more memory, or a smaller weight_precision"
+        )
+    names = ["gpu", "tensor_parallel"] if tp_given or holds is not None else ["gpu", "weight_precision"]
+    return InvalidRequest(detail, {name: [detail] for name in names})
 
 
 def roofline(request: RooflineRequest, context: Context) -> dict[str, Any]:

@@ -297,3 +297,14 @@ def test_the_serve_line_holds_the_p99_9_of_the_request_lengths_capped_by_the_con
     # Llama 2 7B holds 4,096 tokens (its config's max_position_embeddings): the line stops there.
     short = get_ok(server, "/v1/fleet", **{**shape, "model": "llama-2-7b"}, prompt_tokens_cv=1)
     assert max_model_len(short["vllm_command"]) == 4096
+
+
+# --- issue 19, item 4: no price without a plan -------------------------------------------------
+
+
+def test_cost_on_a_shape_that_cannot_hold_the_weights_is_a_422_not_a_price(server: Server) -> None:
+    status, memory = get(server, "/v1/fit", model="llama-3.1-405b", gpu="l4", tensor_parallel=8)
+    assert status == 200 and memory["fits_weights"] is False and memory["kv_budget_bytes"] == 0
+    status, body = get(server, "/v1/cost", model="llama-3.1-405b", gpu="l4", tensor_parallel=8)
+    assert status == 422, body
+    assert "cost_per_million_output_tokens_usd" not in body and {"gpu", "tensor_parallel"} == set(body["errors"])
