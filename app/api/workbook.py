@@ -26,6 +26,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 
 from app.planning.fleet import FleetAnswer
 from app.planning.requests import FleetRequest
+from app.sizing.cost import HOURS_PER_MONTH
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
@@ -376,9 +377,11 @@ def _procurement(book: Book, procurement: dict[str, Any]) -> None:
         ):
             table.write(row, key, value)
         hours = f"{table.at('months', row)}*HoursPerMonth"
+        # A commitment bills every hour of its months: at least the calendar's 730 a month.
+        every_hour = f"{table.at('months', row)}*MAX(HoursPerMonth,{HOURS_PER_MONTH})"
         c1, c3 = table.at("c1y", row), table.at("c3y", row)
         formulas = {
-            "committed_cost": f"=ROUND(({c1}*N(Reserved1yUsdPerHour)+{c3}*N(Reserved3yUsdPerHour))*{hours},2)",
+            "committed_cost": f"=ROUND(({c1}*N(Reserved1yUsdPerHour)+{c3}*N(Reserved3yUsdPerHour))*{every_hour},2)",
             "on_demand_cost": f"=ROUND({table.at('on_demand', row)}*OnDemandUsdPerHour*{hours},2)",
             "spot_cost": f"=ROUND({table.at('spot', row)}*N(SpotUsdPerHour)*{hours},2)",
             "cost": f"=ROUND({table.at('committed_cost', row)}+{table.at('on_demand_cost', row)}"

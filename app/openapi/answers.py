@@ -747,6 +747,7 @@ class ProcurementCommitment(Schema):
 class ProcurementPeriod(Schema):
     period = fields.String(required=True)
     hours = fields.Float(required=True)
+    committed_hours = fields.Float(required=True)
     gpus_needed = fields.Integer(required=True)
     gpus_protected = fields.Integer(required=True)
     committed_gpus = fields.Integer(required=True)

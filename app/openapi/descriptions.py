@@ -850,7 +850,11 @@ FIELDS: dict[str, str] = {
     "last_period": "The last forecast period it covers.",
     "usd_per_hour": "Its rate, USD per GPU-hour, billed every hour of the term.",
     "cost_usd": "What it costs over its whole term, USD.",
-    "hours": "Billed hours of the period: period_months × hours_per_month.",
+    "hours": "Billed hours of the period on demand and spot: period_months × hours_per_month.",
+    "committed_hours": (
+        "Hours a committed GPU is billed in the period, every hour busy or not: period_months × the larger of "
+        "hours_per_month and 730 (8,760 / 12)."
+    ),
     "gpus_needed": "GPUs the period's fleet holds (its peak, spares and zones), count.",
     "gpus_protected": (
         "Of those, GPUs that must be committed or on demand (never spot): the N+1 of the average load, count."

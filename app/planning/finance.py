@@ -28,6 +28,7 @@ from app.sizing.procurement import (
     Procurement,
     ProcurementProblem,
     Rates,
+    committed_hours,
 )
 from app.sizing.specs import GpuPrices, GpuSpec
 
@@ -408,7 +409,15 @@ def procurement(
         size = plan.size
         floor = fleet_mod.gpus_for(size.min_replicas, plan.fit.tensor_parallel, plan.replicas_per_card)
         units = size.gpus_total // per_unit
-        needs.append(Need(label, period_months * hours, units, min(units, floor // per_unit)))
+        needs.append(
+            Need(
+                label,
+                period_months * hours,
+                units,
+                min(units, floor // per_unit),
+                committed_hours(period_months, hours),
+            )
+        )
     return solve(ProcurementProblem(tuple(needs), per_unit, rates, period_months, hours, not_offered))
 
 
@@ -460,6 +469,7 @@ def split_row(split: PeriodSplit) -> dict[str, Any]:
     return {
         "period": split.period,
         "hours": split.hours,
+        "committed_hours": split.committed_hours,
         "gpus_needed": split.gpus_needed,
         "gpus_protected": split.gpus_protected,
         "committed_gpus": split.committed_gpus,

@@ -12,7 +12,7 @@ For every period p, with C_p the sum of the c_{k,w} whose window covers p:
     C_p + o_p                >= protected_p     (the N+1 of the average load, never on spot)
     C_p + o_p + (1 - r) s_p  >= units_p         (the whole fleet, a spot unit counting as 1 - r)
 
-Cost, minimised: sum_{k,w} c_{k,w} x rate_k x hours of w  +  sum_p (o_p x on-demand + s_p x spot)
+Cost, minimised: sum_{k,w} c_{k,w} x rate_k x committed hours of w (every hour)  +  sum_p (o_p x on-demand + s_p x spot)
 x hours_p, every rate per unit (gpus_per_unit x per GPU). Renting every unit on demand is
 always feasible, so the program is too. Ties are broken towards on demand, then committed
 (flexibility first, then capacity that stays), by a cost far below a cent.
@@ -52,7 +52,7 @@ def solve(problem: ProcurementProblem) -> Procurement:
     size = len(committed) + periods * (2 if spot else 1)
     cost = np.zeros(size)
     for column, (term, _, window) in enumerate(committed):
-        hours = sum(needs[p].hours for p in window)
+        hours = sum(needs[p].committed_hours for p in window)
         cost[column] = problem.unit_rate(rates.committed_usd_per_hour[term]) * hours * (1 + COMMITTED_TIE)
     on_demand = len(committed)
     spot_start = on_demand + periods

@@ -11,6 +11,10 @@ one card of slices. Every period needs `units` of them (its peak, spares and zon
 replica went at once) on capacity that cannot be taken away. Spot units count above that,
 each as 1 - interruption rate of one.
 
+A commitment is billed every hour of its term, busy or not: a month of it is at least the
+calendar's 730 hours (8,760 / 12) however few the fleet is billed on demand (hours_per_month
+below 730: a fleet run part of the day), and the month's own when it is billed more (744).
+
 Commitments are placed in windows of their term from the horizon's start (a 1-year one each
 year, renewed at its size chosen anew; a 3-year one each third year); a window the horizon
 does not hold whole is not offered. Every cost is in cents, period by period, so that a
@@ -22,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from .cost import cents
+from .cost import HOURS_PER_MONTH, cents
 
 ON_DEMAND = "on_demand"
 OPTIMIZE = "optimize"
@@ -52,14 +56,22 @@ class Rates:
         return 1.0 - self.spot_interruptions_per_hour
 
 
+def committed_hours(period_months: int, hours_per_month: float) -> float:
+    """The hours a committed GPU is billed in a period: every hour of the calendar's months,
+    at least the hours the fleet is billed."""
+    return period_months * max(hours_per_month, HOURS_PER_MONTH)
+
+
 @dataclass(frozen=True)
 class Need:
-    """One period of the forecast: how long it bills and what its fleet holds."""
+    """One period of the forecast: how long it bills on demand and committed, and what its
+    fleet holds."""
 
     period: str
-    hours: float
+    hours: float  # on demand and spot
     units: int
     protected_units: int
+    committed_hours: float  # a committed GPU: every hour of the period (committed_hours())
 
 
 @dataclass(frozen=True)
@@ -107,6 +119,7 @@ class PeriodSplit:
 
     period: str
     hours: float
+    committed_hours: float
     gpus_needed: int
     gpus_protected: int
     committed_gpus_by_term: dict[str, int]
@@ -183,7 +196,7 @@ def settle(
             for p in window:
                 by_period[p][term] = units * g
             if units:
-                hours = math.fsum(problem.needs[p].hours for p in window)
+                hours = math.fsum(problem.needs[p].committed_hours for p in window)
                 commitments.append(
                     Commitment(
                         term,
@@ -199,7 +212,9 @@ def settle(
     periods = []
     for p, need in enumerate(problem.needs):
         terms = {term: by_period[p].get(term, 0) for term in problem.terms}
-        committed_cost = cents(math.fsum(n * rates.committed_usd_per_hour[t] for t, n in terms.items()) * need.hours)
+        committed_cost = cents(
+            math.fsum(n * rates.committed_usd_per_hour[t] for t, n in terms.items()) * need.committed_hours
+        )
         rented = on_demand[p] * g
         spotted = spot[p] * g
         rented_cost = cents(rented * rates.on_demand_usd_per_hour * need.hours)
@@ -208,6 +223,7 @@ def settle(
             PeriodSplit(
                 period=need.period,
                 hours=need.hours,
+                committed_hours=need.committed_hours,
                 gpus_needed=need.units * g,
                 gpus_protected=need.protected_units * g,
                 committed_gpus_by_term=terms,
@@ -230,14 +246,27 @@ def reasons(plan: Procurement) -> list[str]:
     saving against renting everything on demand."""
     problem, rates = plan.problem, plan.problem.rates
     od = rates.on_demand_usd_per_hour
+    # Hours a month each way bills: on demand the fleet's billed hours, committed every hour.
+    billed = problem.hours_per_month
+    every_hour = committed_hours(1, billed)
+    part_time = (
+        f" ({every_hour:,.0f} hours a month committed against {billed:,.0f} billed on demand)"
+        if every_hour != billed
+        else ""
+    )
     lines = []
     for term in problem.terms:
         rate, months = rates.committed_usd_per_hour[term], TERM_MONTHS[term]
-        breakeven = rate / od if od > 0 else math.inf
+        breakeven = rate * every_hour / (od * billed) if od > 0 and billed > 0 else math.inf
+        pays = (
+            f"committing is cheaper for a GPU needed more than {breakeven:.0%} of the term "
+            f"({breakeven * months:.1f} of its {months} months)"
+            if math.isfinite(breakeven)
+            else "committing never pays"
+        )
         lines.append(
-            f"a GPU committed for {term} at {rate:.2f} USD/h is billed all {months} months of it, busy or not; "
-            f"on demand at {od:.2f} USD/h it is billed only while needed: committing is cheaper for a GPU needed "
-            f"more than {breakeven:.0%} of the term ({breakeven * months:.1f} of its {months} months)"
+            f"a GPU committed for {term} at {rate:.2f} USD/h is billed every hour of its {months} months, busy or "
+            f"not{part_time}; on demand at {od:.2f} USD/h it is billed only while needed: {pays}"
         )
     for name, why in problem.not_offered.items():
         lines.append(f"no {name}: {why}")

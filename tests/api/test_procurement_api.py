@@ -125,6 +125,23 @@ def test_a_flat_traffic_without_a_forecast_is_planned_over_three_years(client: F
     assert [row["cost_usd"] for row in rows] == ["141912.0"] * 3
 
 
+def test_a_fleet_billed_part_of_the_day_still_pays_a_commitment_every_hour(client: FlaskClient) -> None:
+    """Billed 365 hours a month (half the day): renting 10 GPUs for the year costs
+    10 x 3.00 x 365 x 12 = 131,400.00, committing them 10 x 2.16 x 730 x 12 = 189,216.00
+    (a commitment bills every hour), so nothing is committed; at 600 hours renting costs
+    216,000.00 and all 10 are committed at the same 189,216.00."""
+    asked = {"requests_per_day": DAY, "pricing": "optimize", "horizon_months": 12, "commitments": "1y"}
+    part_time = _fleet(client, hours_per_month=365, **asked)["procurement"]
+    ((period),) = part_time["periods"]
+    assert (period["hours"], period["committed_hours"]) == (12 * 365, 12 * 730)
+    assert part_time["commitment"] == []
+    assert part_time["cost_usd"] == round(10 * 3.00 * 365 * 12, 2) == 131_400.00
+    busier = _fleet(client, hours_per_month=600, **asked)["procurement"]
+    assert [(c["gpus"], c["cost_usd"]) for c in busier["commitment"]] == [(10, 189_216.00)]
+    assert busier["cost_usd"] == round(10 * 2.16 * 730 * 12, 2) == 189_216.00
+    assert busier["on_demand_cost_usd"] == round(10 * 3.00 * 600 * 12, 2) == 216_000.00
+
+
 def test_pricing_is_asked_by_get_too_with_dotted_prices(client: FlaskClient) -> None:
     query = {
         **BASE,

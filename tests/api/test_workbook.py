@@ -166,6 +166,19 @@ def test_the_workbooks_formulas_reproduce_the_answer_to_the_cent(
     assert labelled(book, "Procurement", "Monthly cost, USD") == procurement["monthly_cost_usd"]
 
 
+def test_a_commitment_bills_every_hour_in_the_workbook_too(
+    client: FlaskClient, libreoffice: Path, tmp_path: Path
+) -> None:
+    """Billed 600 hours a month, the 10 committed GPUs still cost every hour of the year:
+    10 x 2.16 x 730 x 12 = 189,216.00, the JSON's and the workbook's."""
+    body = {**FLEET, "requests_per_day": DAY, "hours_per_month": 600, "pricing": "optimize", "horizon_months": 12}
+    answer, data = _post(client, body)
+    book = recalculated(libreoffice, data, tmp_path)
+    assert column(book, "Procurement", "Committed, USD") == [189_216.00]
+    assert total(book, "Procurement", "Period cost, USD") == answer["procurement"]["cost_usd"] == 189_216.00
+    assert total(book, "Procurement", "All on demand, USD") == answer["procurement"]["on_demand_cost_usd"]
+
+
 def _row(book: Workbook, sheet: str, label: str) -> int:
     for row in book[sheet].iter_rows(min_col=1, max_col=1):
         if row[0].value == label:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.planning.procurement import solve
-from app.sizing.procurement import Need, Procurement, ProcurementProblem, Rates
+from app.sizing.procurement import Need, Procurement, ProcurementProblem, Rates, committed_hours
 
 HOURS = 730.0  # per month
 # The seeded H100 SXM's illustrative rates (catalog_seed/gpus.yaml): on demand, 1y, 3y, spot.
@@ -23,7 +23,8 @@ ON_DEMAND, ONE_YEAR, THREE_YEARS, SPOT = 3.00, 2.16, 1.62, 1.50
 def _monthly(units: list[int], protected: list[int] | None = None) -> tuple[Need, ...]:
     protected = protected or units
     return tuple(
-        Need(f"2027-{month:02d}", HOURS, n, p) for month, (n, p) in enumerate(zip(units, protected, strict=True), 1)
+        Need(f"2027-{month:02d}", HOURS, n, p, HOURS)
+        for month, (n, p) in enumerate(zip(units, protected, strict=True), 1)
     )
 
 
@@ -165,7 +166,7 @@ def _covers(plan: Procurement) -> None:
 
 
 NEEDS = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), min_size=1, max_size=12).map(
-    lambda pairs: tuple(Need(f"p{i}", HOURS, max(a, b), min(a, b)) for i, (a, b) in enumerate(pairs))
+    lambda pairs: tuple(Need(f"p{i}", HOURS, max(a, b), min(a, b), HOURS) for i, (a, b) in enumerate(pairs))
 )
 RATES = st.builds(
     lambda od, c1, spot, r: Rates(od, {"1y": c1}, spot, r),
@@ -193,7 +194,7 @@ def test_the_integer_program_finds_the_brute_forces_optimum(seed: int) -> None:
 
     rng = random.Random(seed)
     units = [rng.randint(0, 3) for _ in range(12)]
-    needs = tuple(Need(f"p{i}", HOURS, n, rng.randint(0, n)) for i, n in enumerate(units))
+    needs = tuple(Need(f"p{i}", HOURS, n, rng.randint(0, n), HOURS) for i, n in enumerate(units))
     rates = Rates(3.0, {"1y": rng.uniform(1.0, 3.5)}, rng.choice([None, rng.uniform(0.5, 2.0)]), 0.1)
     problem = _problem(needs, rates)
     plan = solve(problem)
@@ -201,3 +202,25 @@ def test_the_integer_program_finds_the_brute_forces_optimum(seed: int) -> None:
     assert plan.status == "optimal"
     # The plan's cost is in cents, period by period: within a cent a period of the optimum.
     assert plan.cost_usd == pytest.approx(_brute_force(problem), abs=0.01 * len(needs))
+
+
+def test_a_commitment_bills_every_hour_of_its_months_however_few_the_fleet_is_billed() -> None:
+    """A fleet billed 365 hours a month (half the day) on demand: 10 GPUs cost 10 x 3.00 x 365
+    = 10,950.00 a month rented, and 10 x 2.16 x 730 = 15,768.00 committed, every hour billed:
+    committing never pays (2.16 x 730 / (3.00 x 365) = 144% of the term). At 600 hours it
+    does: 18,000.00 rented against the same 15,768.00."""
+    assert committed_hours(1, 365) == 730 and committed_hours(3, 744) == 3 * 744
+
+    def year(hours: float) -> Procurement:
+        needs = tuple(Need(f"2027-{m:02d}", hours, 10, 10, committed_hours(1, hours)) for m in range(1, 13))
+        return solve(ProcurementProblem(needs, 1, Rates(ON_DEMAND, {"1y": ONE_YEAR}), 1, hours))
+
+    part_time = year(365)
+    assert part_time.commitments == ()
+    assert part_time.cost_usd == part_time.on_demand_cost_usd == round(12 * 10 * ON_DEMAND * 365, 2) == 131_400.00
+    assert any("730 hours a month committed against 365" in line and "144%" in line for line in part_time.why)
+    busier = year(600)
+    (commitment,) = busier.commitments
+    assert commitment.gpus == 10 and commitment.cost_usd == round(10 * ONE_YEAR * 730 * 12, 2) == 189_216.00
+    assert [p.committed_cost_usd for p in busier.periods] == [15_768.00] * 12
+    assert busier.on_demand_cost_usd == round(12 * 10 * ON_DEMAND * 600, 2)
