@@ -137,8 +137,8 @@ def apply(
     does not give itself (`given`); unchanged for inline models or GPUs (and without a GPU)."""
     if not isinstance(model_ref, str) or not isinstance(gpu_ref, str):
         return Applied(inputs)
-    model, _ = context.model(model_ref)
-    gpu, _ = context.gpu(gpu_ref)
+    model, model_ref = context.model(model_ref)  # by its catalog slug, however the request named it
+    gpu, gpu_ref = context.gpu(gpu_ref)
     precision = _weight_precision(model, gpu, inputs)
     if precision is None:
         return Applied(inputs)
@@ -184,7 +184,7 @@ def ranking_note(context: Context, model_ref: ModelRef) -> list[str]:
     calibrations of the model exist, and where."""
     if not isinstance(model_ref, str):
         return []
-    records = context.calibrations.of_model(model_ref)
+    records = context.calibrations.of_model(context.slug(model_ref))
     calibrated = sorted({r.gpu + (f" {r.mig_profile}" if r.mig_profile else "") for r in records})
     if not calibrated:
         return []

@@ -11,6 +11,7 @@ from app.catalog.snapshots import NO_CALIBRATIONS, CalibrationSnapshot, CatalogS
 from app.sizing.engine import IDEAL, EngineProfile
 from app.sizing.specs import GpuSpec, ModelSpec
 
+from . import names
 from .errors import InvalidRequest, UnknownResource
 from .requests import GpuRef, ModelRef
 
@@ -36,22 +37,37 @@ class Context:
         """The catalog entry named `slug` in `table`, rechecking the database once if absent."""
         return getattr(self.catalog, table).get(slug) or getattr(self._refreshed(), table).get(slug)
 
+    def _lookup(self, table: str, value: str, kind: str, listing: str) -> tuple[Any, str]:
+        """The entry a request's name finds (names.resolve: any case, a model's Hugging Face
+        repository or its variants), rechecking the database once; a 404 naming the nearest."""
+        for snapshot in (self.catalog, None):
+            entries = getattr(snapshot or self._refreshed(), table)
+            slug = names.resolve(entries, value, models=table == "models")
+            if slug is not None:
+                return entries[slug], slug
+        field_name = "model" if table == "models" else "gpu"
+        message = f"unknown {kind} {value!r}"
+        near = ", ".join(names.nearest(entries, value))
+        raise UnknownResource(f"{message}; nearest: {near} (see GET {listing})", {field_name: [message]})
+
     def model(self, value: ModelRef) -> tuple[ModelSpec, str]:
-        """A request's `model` as a spec, and the label answers name it by."""
+        """A request's `model` as a spec, and the label answers name it by (its catalog slug)."""
         if isinstance(value, ModelSpec):
             return value, value.name
-        spec: ModelSpec | None = self._find("models", value)
-        if spec is None:
-            raise _unknown("model", f"unknown model {value!r}", "/v1/models")
-        return spec, value
+        spec: ModelSpec
+        spec, slug = self._lookup("models", value, "model", "/v1/models")
+        return spec, slug
 
     def gpu(self, value: GpuRef) -> tuple[GpuSpec, str]:
         if isinstance(value, GpuSpec):
             return value, value.name
-        spec: GpuSpec | None = self._find("gpus", value)
-        if spec is None:
-            raise _unknown("gpu", f"unknown GPU {value!r}", "/v1/gpus")
-        return spec, value
+        spec: GpuSpec
+        spec, slug = self._lookup("gpus", value, "GPU", "/v1/gpus")
+        return spec, slug
+
+    def slug(self, value: str, table: str = "models") -> str:
+        """The catalog slug a request's name stands for (calibrations are stored by it)."""
+        return (self.model(value) if table == "models" else self.gpu(value))[1]
 
     def engine(self, name: str) -> EngineProfile | None:
         """A planning request's `engine`: None for `ideal` (the roofline alone), else the
@@ -82,7 +98,3 @@ class Context:
                 raise UnknownResource(exc.detail, {"gpus": [f"unknown GPU {value!r}"]}) from None
             found.append((label, spec))
         return found
-
-
-def _unknown(field_name: str, message: str, listing: str) -> UnknownResource:
-    return UnknownResource(f"{message}: see GET {listing}", {field_name: [message]})

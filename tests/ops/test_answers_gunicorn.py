@@ -308,3 +308,29 @@ def test_cost_on_a_shape_that_cannot_hold_the_weights_is_a_422_not_a_price(serve
     status, body = get(server, "/v1/cost", model="llama-3.1-405b", gpu="l4", tensor_parallel=8)
     assert status == 422, body
     assert "cost_per_million_output_tokens_usd" not in body and {"gpu", "tensor_parallel"} == set(body["errors"])
+
+
+# --- item 6: forgiving lookups ---------------------------------------------------------------------
+
+
+def test_a_model_is_found_by_its_slug_in_any_case_its_repository_and_its_instruct_variant(server: Server) -> None:
+    shape = {"gpu": "h100-sxm", "concurrency": 8}
+    reference = get_ok(server, "/v1/throughput", model="llama-3.1-8b", **shape)
+    # catalog_seed/models.yaml: llama-3.1-8b's hf_repo is meta-llama/Llama-3.1-8B; the instruct
+    # release is the same architecture, planned alike and named by the catalog's slug.
+    for name in ("Llama-3.1-8B", "meta-llama/Llama-3.1-8B", "meta-llama/Llama-3.1-8B-Instruct"):
+        body = get_ok(server, "/v1/throughput", model=name, **{**shape, "gpu": "H100-SXM"})
+        assert body["model"] == "llama-3.1-8b" and body["gpu"] == "h100-sxm"
+        assert body["tokens_per_s"] == reference["tokens_per_s"]
+    # An instruct-only family is found by its repository too: Qwen/Qwen2.5-7B-Instruct is qwen2.5-7b.
+    assert get_ok(server, "/v1/throughput", model="Qwen/Qwen2.5-7B-Instruct", **shape)["model"] == "qwen2.5-7b"
+
+
+def test_an_unknown_model_s_404_names_the_three_nearest_slugs(server: Server) -> None:
+    status, body = get(server, "/v1/throughput", model="llama-3.8b", gpu="h100-sxm", concurrency=8)
+    assert status == 404
+    assert body["errors"] == {"model": ["unknown model 'llama-3.8b'"]}
+    nearest = body["detail"].split("nearest: ", 1)[1].split(" (see", 1)[0].split(", ")
+    assert len(nearest) == 3 and "llama-3.1-8b" in nearest
+    status, body = get(server, "/v1/throughput", model="llama-3.1-8b", gpu="h100-sxn", concurrency=8)
+    assert status == 404 and "nearest: h100-sxm" in body["detail"]
