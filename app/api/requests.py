@@ -29,21 +29,41 @@ def json_depth(value: Any) -> int:
     return _walk(value)[0]
 
 
-def _walk(value: Any) -> tuple[int, str | None]:
+def _unstorable(text: str) -> str | None:
+    """Why no text column or CSV cell can hold `text`, or None: a NUL, or a code point UTF-8
+    cannot encode (a lone UTF-16 surrogate such as JSON's "\\ud800", which the JSON parser lets
+    through and the database driver and the CSV writer would fail on)."""
+    if "\x00" in text:
+        return "must not hold a NUL character"
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as bad:
+            return (
+                f"must be text UTF-8 can encode: U+{ord(text[bad.start]):04X} at character {bad.start} is a lone "
+                "UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair)"
+            )
+    return None
+
+
+def _walk(value: Any) -> tuple[int, tuple[str, str] | None]:
     """The nesting depth of `value` (stopping past the limit) and the dotted path of the first
-    string (key or value) holding a NUL, which no text column can store."""
-    deepest, nul = 0, None
+    string (key or value) no text column can store, with why (`_unstorable`)."""
+    deepest, bad = 0, None
     stack: list[tuple[Any, int, str]] = [(value, 1, "")]
     while stack:
         item, depth, path = stack.pop()
         if isinstance(item, str):
-            if nul is None and "\x00" in item:
-                nul = path or "_schema"
+            if bad is None and (why := _unstorable(item)) is not None:
+                bad = (path or "_schema", why)
             continue
         if isinstance(item, dict):
             children: list[tuple[Any, str]] = [(child, str(key)) for key, child in item.items()]
-            if nul is None and any("\x00" in key for key in item):
-                nul = path or "_schema"
+            if bad is None:
+                # A name no column can store: the object holding it is at fault (a name is no field).
+                why = next((why for key in item if (why := _unstorable(key)) is not None), None)
+                if why is not None:
+                    bad = (path or "_schema", f"a field name {why}")
         elif isinstance(item, list):
             children = [(child, str(index)) for index, child in enumerate(item)]
         else:
@@ -52,7 +72,7 @@ def _walk(value: Any) -> tuple[int, str | None]:
         if depth > MAX_JSON_DEPTH:
             break
         stack.extend((child, depth + 1, f"{path}.{name}" if path else name) for child, name in children)
-    return deepest, nul
+    return deepest, bad
 
 
 def _set_path(target: dict[str, Any], dotted: str, value: Any) -> None:
@@ -173,11 +193,12 @@ def json_payload(hint: str = " (or use GET with query parameters)") -> dict[str,
         raise ApiError(400, "the body is not valid JSON") from None
     except RecursionError:  # deeper than the parser goes
         raise too_deep from None
-    depth, nul = _walk(data)
+    depth, bad = _walk(data)
     if depth > MAX_JSON_DEPTH:
         raise too_deep
-    if nul is not None:
-        raise ApiError(422, f"{nul} holds a NUL character", {nul: ["must not hold a NUL character"]})
+    if bad is not None:
+        field, why = bad
+        raise ApiError(422, f"{field}: {why}", {field: [why]})
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data

@@ -354,3 +354,45 @@ def test_a_redirected_post_keeps_its_method_and_its_body_is_problem_json(client:
     response = client.post("/v1//fit", json=L8_H100, headers={"Host": "evil.example.com"})
     problem(response, 308)  # 308: the client repeats the POST, body and all
     assert response.headers["Location"] == "/v1/fit"
+
+
+# A lone UTF-16 surrogate: JSON's "\ud800" escape without its pair. Python's JSON parser lets it
+# through as text that UTF-8 (the database driver, the CSV writer) cannot encode.
+LONE = '"\\ud800"'
+
+
+@pytest.mark.parametrize(
+    ("path", "raw_body", "field"),
+    [
+        ("/v1/fit", '{"model": ' + LONE + ', "gpu": "h100-sxm"}', "model"),
+        (
+            "/v1/fit?format=csv",
+            '{"model": "llama-3.1-8b", "gpu": {"name": "card\\udfff", "memory_gb": 80, '
+            '"memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989}}}',
+            "gpu.name",
+        ),
+        (
+            "/v1/fleet?format=csv",
+            '{"model": "llama-3.1-8b", "gpu": "h100-sxm", "requests_per_day": 1e6, '
+            '"forecast": [{"period": ' + LONE + ', "requests_per_day": 1e6}]}',
+            "forecast.0.period",
+        ),
+        ("/v1/fit", '{"model": "llama-3.1-8b", "gpu": "h100-sxm", ' + LONE + ": 1}", "_schema"),
+    ],
+)
+def test_a_lone_surrogate_in_json_text_is_422_naming_its_field(
+    client: FlaskClient, path: str, raw_body: str, field: str
+) -> None:
+    found = problem(client.post(path, data=raw_body, content_type="application/json"), 422)
+    assert list(found["errors"]) == [field]
+    assert "lone UTF-16 surrogate" in found["errors"][field][0]
+
+
+def test_a_surrogate_pair_is_text_like_any_other(client: FlaskClient) -> None:
+    # "\ud83d\ude00" is one code point (U+1F600): the parser joins the pair, UTF-8 encodes it.
+    raw_body = (
+        '{"model": "llama-3.1-8b", "gpu": {"name": "card \\ud83d\\ude00", "memory_gb": 80, '
+        '"memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989}}}'
+    )
+    response = client.post("/v1/fit?format=csv", data=raw_body, content_type="application/json")
+    assert response.status_code == 200 and "card \U0001f600" in response.get_data(as_text=True)
