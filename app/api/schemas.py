@@ -518,6 +518,16 @@ class FitSchema(Schema):
     max_num_seqs = Integer(allow_none=True, validate=count(1, MAX_CONCURRENCY))
     # The per-step token budget; an engine's profiling pass over it sets its activation peak.
     max_batched_tokens = Integer(allow_none=True, validate=count(1, MAX_PROMPT_TOKENS))
+    # Prefix caching: the share of prompt tokens found in the cache, and a prefix every prompt
+    # shares (a system prompt), held once per replica.
+    prefix_cache_hit_rate = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=1))
+    shared_prefix_tokens = Integer(load_default=0, validate=count(0, MAX_PROMPT_TOKENS))
+
+    @validates_schema
+    def _shared_prefix(self, data: dict[str, Any], **_: Any) -> None:
+        shared, prompt = data.get("shared_prefix_tokens") or 0, data.get("prompt_tokens")
+        if prompt is not None and shared > prompt:
+            raise ValidationError({"shared_prefix_tokens": [f"must be at most prompt_tokens ({prompt})"]})
 
     @post_load(pass_original=True)
     def _typed(self, data: dict[str, Any], original: Any, **_: Any) -> Any:
@@ -1157,6 +1167,10 @@ class PlanningEndpoint:
     schema: Schema
 
 
+# Prefix caching is in the steady state and the lab's prefill, not yet in the queueing model
+# or the simulator: endpoints under arrivals do not take it (an unknown field, 422).
+NOT_UNDER_ARRIVALS_YET = ("prefix_cache_hit_rate", "shared_prefix_tokens")
+
 PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/fit", "planning.fit", "fit", FitSchema()),
     PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
@@ -1164,15 +1178,24 @@ PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/roofline", "planning.roofline", "roofline", RooflineSchema()),
     # Rates replace the one concurrency and the sweep; the simulator reads each context as it is.
     PlanningEndpoint(
-        "/v1/latency", "planning.latency", "latency", LatencySchema(exclude=("sweep", "concurrency", "kv_read_context"))
+        "/v1/latency",
+        "planning.latency",
+        "latency",
+        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
     ),
     # Every request of the batch is queued at once: no concurrency, no sweep, contexts as they are.
     PlanningEndpoint(
-        "/v1/batch", "planning.batch", "batch", BatchSchema(exclude=("sweep", "concurrency", "kv_read_context"))
+        "/v1/batch",
+        "planning.batch",
+        "batch",
+        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
     ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(
-        "/v1/fleet", "fleet.fleet", "fleet", FleetSchema(exclude=("sweep", "concurrency", "kv_read_context"))
+        "/v1/fleet",
+        "fleet.fleet",
+        "fleet",
+        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
     ),
     # A day of a fleet under a policy: the replica's knobs as /v1/latency's, the hours' traffic.
     PlanningEndpoint(

@@ -140,6 +140,9 @@ class FitResponse(_EngineFigures):
     kv_bytes_per_sequence = fields.Integer(required=True)
     usable_bytes = fields.Integer(required=True)
     kv_budget_bytes = fields.Integer(required=True)
+    shared_prefix_tokens = fields.Integer(required=True)
+    shared_prefix_kv_bytes = fields.Integer(required=True)
+    kv_bytes_saved = fields.Integer(required=True)
     kv_capacity_tokens = fields.Integer(required=True)
     max_concurrency = fields.Integer(required=True)
     concurrency = fields.Integer(required=True)
@@ -214,6 +217,7 @@ class ThroughputResponse(FitResponse):
     sweep = fields.List(fields.Nested("SweepRow"), required=True)
     basis = fields.String(required=True, validate=validate.OneOf(BASES))
     leaves_out = fields.String(required=True)
+    prefill_tokens_computed = fields.Float(required=True)
 
 
 SweepRow = Schema.from_dict(

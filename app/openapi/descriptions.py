@@ -11,6 +11,26 @@ from __future__ import annotations
 from app.planning.batch import BATCH_MAX_WORK
 
 FIELDS: dict[str, str] = {
+    "prefix_cache_hit_rate": (
+        "Share of each prompt's tokens found in the prefix cache (vLLM's automatic prefix caching, SGLang's "
+        "RadixAttention), 0-1; default 0. Cached tokens cost no prefill compute (the computed ones still attend to "
+        "them), so TTFT and the steady state's prefill chunks shrink. The engine always computes a prompt's last "
+        "token."
+    ),
+    "shared_prefix_tokens": (
+        "A prefix every prompt shares (a system prompt), tokens, at most prompt_tokens; default 0. Its KV is held "
+        "once per replica in the whole blocks it fills, not per sequence, which raises max_concurrency; it is "
+        "cached for every request after the first (the cached share is the larger of this and "
+        "prefix_cache_hit_rate's)."
+    ),
+    "shared_prefix_kv_bytes": "KV of the shared prefix, held once per replica (whole blocks only), bytes.",
+    "kv_bytes_saved": (
+        "KV that max_concurrency sequences would hold again each without sharing the prefix, bytes: "
+        "shared_prefix_kv_bytes x (max_concurrency - 1)."
+    ),
+    "prefill_tokens_computed": (
+        "Prompt tokens each request's prefill computes, tokens: prompt_tokens less those found in the prefix cache."
+    ),
     "arrival": (
         "How requests arrive: `poisson` (default; exponential gaps) or `gamma` (gaps of gamma shape `burstiness`, "
         "vLLM's benchmark convention)."
@@ -1411,6 +1431,9 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "FitResponse": {
+        "shared_prefix_tokens": (
+            "The shared prefix as held: its whole blocks (the engine's block size; 1 token under engine=ideal), tokens."
+        ),
         "model": "The model: its catalog slug, or an inline model's name.",
         "gpu": "The GPU: its catalog slug, or an inline GPU's name.",
         "mig_profile": "The MIG profile planned on; null for a whole card.",
@@ -2320,16 +2343,16 @@ QUERY: dict[str, str] = {
 INFO = """\
 How many GPUs to serve a large language model, how fast they answer, and what a token costs.
 
-Every planning request names an `engine`. The default, `vllm` (and `sglang`, `trtllm`), is a
-profile of that engine's memory rule, reservations and step overheads fitted on measured serving
-rows (`GET /v1/engines`), and its answers carry the measured spread as `uncertainty`; what it still
-leaves out: queueing under random arrivals, prefix-cache hits, speculative decoding, and
+Every planning request names an `engine`. The default, `vllm` (and `sglang`, `trtllm`), is a profile
+of that engine's memory rule, reservations and step overheads fitted on measured serving rows (`GET
+/v1/engines`), and its answers carry the measured spread as `uncertainty`; what it still leaves out:
+queueing under random arrivals, prefix-cache hits not given, speculative decoding, and
 software-version differences. **`engine=ideal` is the seeds' roofline arithmetic from datasheet
-numbers: an optimistic lower bound** on time per token, time to first token and GPU count (an
-upper bound on tokens/s), which leaves out scheduler and kernel-launch overhead, sampling,
-activations beyond reserved_gb, queueing, paged-attention and prefix-cache savings, speculative
-decoding. `memory_efficiency` and `compute_efficiency` are where measurements come in: replace
-them with measured figures (or give fleet a measured `per_replica_tokens_per_s`), or store
+numbers: an optimistic lower bound** on time per token, time to first token and GPU count (an upper
+bound on tokens/s), which leaves out scheduler and kernel-launch overhead, sampling,
+activations beyond reserved_gb, queueing, paged-attention savings, prefix-cache hits not given,
+speculative decoding. `memory_efficiency` and `compute_efficiency` are where measurements come in:
+replace them with measured figures (or give fleet a measured `per_replica_tokens_per_s`), or store
 benchmark points and engine start-up logs with `POST /v1/calibrations`: planning answers for that
 catalog model on that catalog GPU then use the fitted values, and every planning answer says in
 `basis` (`datasheet`, `calibrated`, `calibrated-nearest`, `measured`) and `calibration` what its

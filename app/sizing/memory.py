@@ -87,6 +87,11 @@ class FitResult:
     fits: bool
     kv_bytes_at_concurrency: float
     memory_used_bytes: float
+    # A prompt prefix common to every sequence, held once (whole blocks), tokens and bytes;
+    # and the KV that max_concurrency sequences would repeat without sharing it.
+    shared_prefix_tokens: int = 0
+    shared_prefix_kv_bytes: float = 0.0
+    kv_bytes_saved: float = 0.0
 
 
 def fit(
@@ -129,16 +134,21 @@ def fit_budget(
     output_tokens: int,
     concurrency: int = 1,
     block_size: int = 1,
+    shared_prefix_tokens: int = 0,
 ) -> FitResult:
     """The KV cache left of `usable` bytes (over the replica) once `weights` are in, as
     tokens and as whole sequences. Engines page the cache in blocks of `block_size` tokens:
-    capacity rounds down to whole blocks and each sequence takes whole blocks."""
+    capacity rounds down to whole blocks and each sequence takes whole blocks. A prefix of
+    `shared_prefix_tokens` common to every prompt is held once, in the whole blocks it fills
+    (a prefix cache shares full blocks only; the partial last one is each sequence's)."""
     budget = usable - weights
     per_token = kv_bytes_per_token(model, kv_precision, gpus)
     context = prompt_tokens + output_tokens
     if block_size > 1:
         context = math.ceil(context / block_size) * block_size
-    per_sequence = kv_bytes_for_context(model, kv_precision, context, gpus)
+    shared_tokens = shared_prefix_tokens - shared_prefix_tokens % block_size
+    shared_bytes = kv_bytes_for_context(model, kv_precision, shared_tokens, gpus) if shared_tokens else 0.0
+    per_sequence = kv_bytes_for_context(model, kv_precision, context, gpus) - shared_bytes
     fits_weights = budget > 0
     capacity_tokens = math.floor(budget / per_token) if fits_weights else 0
     if block_size > 1:
@@ -146,8 +156,9 @@ def fit_budget(
         budget_in_blocks = capacity_tokens * per_token
     else:
         budget_in_blocks = budget
-    max_concurrency = math.floor(budget_in_blocks / per_sequence) if fits_weights else 0
-    kv_at_concurrency = per_sequence * concurrency
+    room = budget_in_blocks - shared_bytes
+    max_concurrency = math.floor(room / per_sequence) if fits_weights and room > 0 else 0
+    kv_at_concurrency = per_sequence * concurrency + (shared_bytes if concurrency else 0.0)
     return FitResult(
         weights_bytes=weights,
         kv_bytes_per_token=per_token,
@@ -160,6 +171,9 @@ def fit_budget(
         fits=fits_weights and concurrency <= max_concurrency,
         kv_bytes_at_concurrency=kv_at_concurrency,
         memory_used_bytes=weights + kv_at_concurrency,
+        shared_prefix_tokens=shared_tokens,
+        shared_prefix_kv_bytes=shared_bytes,
+        kv_bytes_saved=shared_bytes * max(0, max_concurrency - 1),
     )
 
 

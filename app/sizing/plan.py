@@ -26,13 +26,13 @@ T = TypeVar("T")
 # Said on every timing answer: what the roofline leaves out (MODEL.md).
 LEAVES_OUT = (
     "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, queueing, "
-    "paged-attention and prefix-cache savings, speculative decoding: estimates are optimistic "
-    "lower bounds; the efficiencies are where measurements come in"
+    "paged-attention savings, prefix-cache hits not given, "
+    "speculative decoding: estimates are optimistic lower bounds; the efficiencies are where measurements come in"
 )
 
 # Said instead under an engine profile: what its fitted constants still leave out.
 ENGINE_LEAVES_OUT = (
-    "queueing under random arrivals, prefix-cache hits, speculative decoding, and software-version "
+    "queueing under random arrivals, prefix-cache hits not given, speculative decoding, and software-version "
     "differences (about 10% on latency, 25% on peak throughput); figures are fitted on measured rows "
     "and carry their spread as uncertainty"
 )
@@ -94,6 +94,17 @@ class PlanInputs:
     # the lab) or at its full length (prompt + output, seed 004's vram.py).
     kv_read_context: str = AVERAGE
     sweep: tuple[int, ...] = ()
+    # Prefix caching: the share of each prompt's tokens found in the cache, and a prefix
+    # common to every prompt (a system prompt), held once per replica.
+    prefix_cache_hit_rate: float = 0.0
+    shared_prefix_tokens: int = 0
+
+    def cached_prompt_tokens(self, block_size: int = 1) -> float:
+        """Prompt tokens a request finds in the prefix cache: its hit rate's share, or the
+        shared prefix's whole blocks when more; never the last token, whose logits the engine
+        computes to sample the first output token."""
+        shared = self.shared_prefix_tokens - self.shared_prefix_tokens % block_size
+        return min(max(self.prefix_cache_hit_rate * self.prompt_tokens, float(shared)), self.prompt_tokens - 1.0)
 
 
 @dataclass(frozen=True)
@@ -239,6 +250,7 @@ def _fit_on(
             output_tokens=inputs.output_tokens,
             concurrency=inputs.concurrency,
             block_size=block,
+            shared_prefix_tokens=inputs.shared_prefix_tokens,
         )
         return result, None, components
     assert inputs.max_batched_tokens is not None and inputs.max_num_seqs is not None
@@ -271,6 +283,7 @@ def _fit_on(
         output_tokens=inputs.output_tokens,
         concurrency=inputs.concurrency,
         block_size=engine.block_size,
+        shared_prefix_tokens=inputs.shared_prefix_tokens,
     )
     return result, reserved, components
 
@@ -509,6 +522,7 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         streamed_weight_bytes=_streamed(fitted.weights_by_component) if engine is not None else None,
         matmul_params=matmul_params_per_token(fitted.model) if engine is not None else None,
         expert_parallel=inputs.expert_parallel or 1,
+        cached_prompt_tokens=inputs.cached_prompt_tokens(1 if inputs.engine is None else inputs.engine.block_size),
     )
     assert inputs.memory_efficiency is not None and inputs.compute_efficiency is not None
     hardware = timing.Hardware(

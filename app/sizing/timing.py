@@ -40,6 +40,20 @@ class Workload:
     # table (a lookup), prefill the lm_head too (logits of the last token only). None: all
     # active parameters (the seeds').
     matmul_params: tuple[float, float] | None = None
+    # Prompt tokens of each request found in the prefix cache: no linear-layer work, but the
+    # computed tokens still attend to them (their KV is read in attention).
+    cached_prompt_tokens: float = 0.0
+
+    @property
+    def computed_prompt_tokens(self) -> float:
+        return self.prompt_tokens - self.cached_prompt_tokens
+
+    def prompt_prefill_flops(self, prompts: float = 1.0) -> float:
+        """`prompts` prompts' prefill: the whole prompt's less that of its cached prefix."""
+        whole = prefill_flops(self.model, prompts, self.prompt_tokens, self.prefill_params)
+        if not self.cached_prompt_tokens:
+            return whole
+        return whole - prefill_flops(self.model, prompts, self.cached_prompt_tokens, self.prefill_params)
 
     @property
     def decode_params(self) -> float:
@@ -240,10 +254,11 @@ def prefill_flops(model: ModelSpec, prompts: float, prompt_tokens: float, params
 def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
     """The lab's TTFT: `batch` prompts prefilled together in one pass."""
     model, prompt = work.model, work.prompt_tokens
-    tokens = batch * prompt
+    # Cached tokens are read, not computed: the KV of the whole prompt is moved either way.
+    tokens = batch * work.computed_prompt_tokens
     weights = weights_read(work, tokens)
     kv = batch * kv_bytes_for_context(model, work.kv_precision, prompt, work.tp)
-    flops = prefill_flops(model, batch, prompt, work.prefill_params)
+    flops = work.prompt_prefill_flops(batch)
     return Step(
         weight_bytes=weights.total,
         kv_bytes=kv,
@@ -310,18 +325,17 @@ def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batc
     """Chunked prefill mixed into decode steps under a per-step token budget (vLLM's
     max_num_batched_tokens). None when the decodes alone fill the budget: no prompt could
     ever be admitted."""
-    model, prompt, output = work.model, work.prompt_tokens, work.output_tokens
+    prompt, output = work.prompt_tokens, work.output_tokens
     room = max_batched_tokens - concurrency
     if room <= 0:
         return None
-    chunks = math.ceil(prompt / room)
-    chunk = prompt / chunks
+    # Only the tokens missing from the prefix cache are chunked in.
+    chunks = math.ceil(work.computed_prompt_tokens / room)
+    chunk = work.computed_prompt_tokens / chunks
     context = prompt + output / 2
     decode = decode_step(work, hw, concurrency, context)
     # The chunk attends to the prompt so far: on average, the prompt's attention over chunks.
-    mixed = forward_step(
-        work, hw, concurrency, context, chunk, prefill_flops(model, 1, prompt, work.prefill_params) / chunks
-    ).time_s
+    mixed = forward_step(work, hw, concurrency, context, chunk, work.prompt_prefill_flops() / chunks).time_s
     extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
     # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
     # concurrency / output new prompts arrive per step to keep the batch full.

@@ -1,0 +1,57 @@
+"""Prefix caching through the HTTP client: /v1/fit and /v1/throughput take a hit rate and a
+shared prefix and say what they save; bad values are 422s naming the field."""
+
+from __future__ import annotations
+
+import pytest
+from flask.testing import FlaskClient
+
+L8_H100 = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "engine": "ideal"}
+
+
+def test_a_shared_system_prompt_is_held_once_and_said_so(client: FlaskClient) -> None:
+    plain = client.get("/v1/fit", query_string={**L8_H100, "prompt_tokens": 2048}).get_json()
+    shared = client.get("/v1/fit", query_string={**L8_H100, "prompt_tokens": 2048, "shared_prefix_tokens": 2000})
+    assert shared.status_code == 200
+    body = shared.get_json()
+    per_token = body["kv_bytes_per_token"]
+    assert body["shared_prefix_kv_bytes"] == 2000 * per_token
+    assert body["kv_bytes_per_sequence"] == plain["kv_bytes_per_sequence"] - 2000 * per_token
+    assert body["max_concurrency"] > 4 * plain["max_concurrency"]
+    assert body["kv_bytes_saved"] == 2000 * per_token * (body["max_concurrency"] - 1)
+    assert plain["shared_prefix_kv_bytes"] == plain["kv_bytes_saved"] == 0
+
+
+def test_throughput_says_the_prefill_tokens_it_computes(client: FlaskClient) -> None:
+    query = {**L8_H100, "prompt_tokens": 8000, "output_tokens": 200}
+    plain = client.get("/v1/throughput", query_string=query).get_json()
+    cached = client.post("/v1/throughput", json={**query, "prefix_cache_hit_rate": 0.75}).get_json()
+    assert (plain["prefill_tokens_computed"], cached["prefill_tokens_computed"]) == (8000, 2000)
+    assert 0.25 < cached["ttft_ms"] / plain["ttft_ms"] < 0.28
+    assert cached["time_per_token_ms"] == plain["time_per_token_ms"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"prefix_cache_hit_rate": 1.5}, "prefix_cache_hit_rate"),
+        ({"prefix_cache_hit_rate": -0.1}, "prefix_cache_hit_rate"),
+        ({"prompt_tokens": 1000, "shared_prefix_tokens": 1001}, "shared_prefix_tokens"),
+    ],
+)
+def test_bad_prefix_values_are_422_naming_the_field(client: FlaskClient, extra: dict[str, float], field: str) -> None:
+    response = client.post("/v1/throughput", json={**L8_H100, **extra})
+    assert response.status_code == 422
+    assert field in response.get_json()["errors"]
+
+
+@pytest.mark.parametrize("path", ["/v1/latency", "/v1/batch", "/v1/fleet"])
+def test_endpoints_under_arrivals_do_not_take_prefix_caching_yet(client: FlaskClient, path: str) -> None:
+    body = {**L8_H100, "request_rate": 1, "requests_per_day": 1e5, "prefix_cache_hit_rate": 0.5}
+    if path != "/v1/latency":
+        body.pop("request_rate")
+    if path != "/v1/fleet":
+        body.pop("requests_per_day")
+    response = client.post(path, json=body)
+    assert response.status_code == 422
+    assert "prefix_cache_hit_rate" in response.get_json()["errors"]
