@@ -13,7 +13,9 @@ nothing measurable, for edits that reach the other workers up to a second later.
 When a check or a reload fails with a database error and the worker has a copy, the copy is
 served (`Outage`): callers put `Outage.note` in their answers, and the next check waits twice
 as long each time (CHECK_INTERVAL_S doubling up to DB_RETRY_MAX_S), so an outage does not cost
-every request a connection timeout. The first check that succeeds ends it.
+every request a connection timeout. The first check that succeeds ends it. A check whose
+connection was cut under it (a terminated backend: the pool's ping passed, the query did not) is
+retried once on a new connection before the worker calls the database unreachable.
 
 Standard SQLAlchemy only: the Flask glue (one cache per app, one snapshot per request) is
 app/api/lookup.py's.
@@ -30,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine, Executable
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 log = logging.getLogger(__name__)
@@ -136,15 +138,16 @@ class FingerprintCache(Generic[T]):
         if copy is not None and self.outage.waiting(started):
             return copy.value, True
         try:
-            # The fingerprint is read before the rows: a write landing in between makes the copy
-            # newer than its fingerprint, which costs one more reload, never a stale copy.
-            current = self.fingerprint()
-            self._checked_at = started
-            if copy is None or not fresh or copy.fingerprint != current or started - copy.loaded_at > self.max_age_s:
-                with self._sessions() as db:
-                    value = self._load(db, self._loads + 1)
-                self._loads += 1
-                copy = self._copy = _Copy(value, current, depends_on, time.monotonic())
+            try:
+                copy = self._refresh(copy, fresh, depends_on, started)
+            except DBAPIError as exc:
+                if not exc.connection_invalidated:
+                    raise
+                # One connection was cut (a terminated backend, a restarted proxy) after the pool's
+                # ping: the pool has dropped it, and a new one is a round trip away. Only a second
+                # failure says the database is unreachable.
+                log.info("database connection lost, retrying once: %s", exc.__class__.__name__)
+                copy = self._refresh(copy, fresh, depends_on, started)
         except SQLAlchemyError as exc:
             if copy is None:
                 raise
@@ -152,6 +155,19 @@ class FingerprintCache(Generic[T]):
             return copy.value, True
         self.outage.ended(self.what)
         return copy.value, True
+
+    def _refresh(self, copy: _Copy[T] | None, fresh: bool, depends_on: Hashable, started: float) -> _Copy[T]:
+        """Compare the copy with the database's fingerprint and reload it when they differ."""
+        # The fingerprint is read before the rows: a write landing in between makes the copy
+        # newer than its fingerprint, which costs one more reload, never a stale copy.
+        current = self.fingerprint()
+        self._checked_at = started
+        if copy is None or not fresh or copy.fingerprint != current or started - copy.loaded_at > self.max_age_s:
+            with self._sessions() as db:
+                value = self._load(db, self._loads + 1)
+            self._loads += 1
+            copy = self._copy = _Copy(value, current, depends_on, time.monotonic())
+        return copy
 
     def invalidate(self) -> None:
         """Drop the copy (after committing a write through this worker)."""
