@@ -497,7 +497,7 @@ def test_a_pasted_request_log_sets_the_traffic_as_v1_traces_reads_it(page: Page,
     page.locator("#log-field summary").click()
     page.locator("#request_log").fill(LOG)
     page.locator("#read-log").click()
-    page.wait_for_function("document.getElementById('request_log-read').textContent.startsWith('Read ')")
+    page.wait_for_function("() => document.getElementById('request_log-read').textContent.startsWith('Read ')")
     rendered(page)
     model = page.locator("#model").input_value()
     status, trace = post_log(server, LOG, f"model={model}")

@@ -8,6 +8,7 @@ import { ApiProblem, getJson, postBlob, postBody, postJson, postText } from "../
 import { MIG_SEPARATOR, ensureOption, gpuGroups, loadCatalog, modelGroups, option, shortName } from "../common/catalog.js";
 import { copyLink, copyText, fillProblem, setText, showQuery } from "../common/page.js";
 import { drawFleet, drawLatency } from "./charts.js";
+import { initDay } from "./day.js";
 import * as fmt from "./format.js";
 import { renderOptions } from "./options.js";
 import { XLSX, drawPaying, renderPaying } from "./paying.js";
@@ -45,6 +46,7 @@ const trafficRadios = [$("traffic-one"), $("traffic-forecast")];
 const catalog = { models: new Map(), gpus: new Map(), engines: new Map() };
 let state = { ...DEFAULTS, traffic: "one", forecast: [], buckets: [] };
 let last = null; // {answer, body, latency} of the last plan rendered, for redrawing
+let redrawDay = () => {};
 let timer = null;
 let inFlight = null;
 let sequence = 0;
@@ -993,6 +995,7 @@ function redraw() {
   if (last.periods) drawFleet($("fleet-chart"), last.periods);
   drawPaying(last.answer);
   if (last.latency) renderLatency(last.latency, last.answer);
+  redrawDay();
 }
 
 // --- a mixed fleet: mix=true -----------------------------------------------------------------
@@ -1404,6 +1407,7 @@ async function start() {
   $("download-csv").addEventListener("click", downloadCsv);
   $("download-xlsx").addEventListener("click", downloadWorkbook);
   $("read-log").addEventListener("click", readLog);
+  redrawDay = initDay(() => last);
   for (const button of document.querySelectorAll("button.copy")) button.addEventListener("click", copySnippet);
   let resizeTimer = null;
   window.addEventListener("resize", () => {
