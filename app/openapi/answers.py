@@ -517,6 +517,7 @@ FleetReplica = Schema.from_dict(
             "gpu mig_profile gpus tensor_parallel weight_precision kv_precision concurrency max_concurrency "
             "tokens_per_s ttft_ms time_per_token_ms",
         ),
+        "prompt_tokens_per_s": fields.Float(required=True, allow_none=True),
         "bound_by": fields.String(required=True, validate=validate.OneOf(BOUND_BY)),
         "meets_slo": fields.Boolean(required=True),
         "max_num_seqs": fields.Integer(required=True),
@@ -580,6 +581,8 @@ class FleetPool(_sized(required=True), _PromptCost):  # type: ignore[misc]
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
     replica = fields.Nested("FleetReplica", required=True)
+    utilization_peak = fields.Float(required=True, allow_none=True)
+    optimistic = fields.Boolean(required=True, allow_none=True)
     autoscaling = fields.Nested("FleetAutoscaling", required=True)
     vllm_command = fields.String(required=True)
     options = fields.List(fields.Nested("FleetOption"), required=True)
@@ -653,6 +656,8 @@ class MixSingleKindPlan(MixSingleKind):
 
 class MixPool(MixSingleKind):
     utilization_peak = fields.Float(required=True)
+    saturation_utilization_peak = fields.Float(required=True, allow_none=True)
+    optimistic = fields.Boolean(required=True, allow_none=True)
     vllm_command = fields.String(required=True, allow_none=True)
     buckets = fields.List(fields.Nested("MixPoolBucket"), required=True)
     energy_kwh_per_month = fields.Float(required=True, allow_none=True)

@@ -1564,7 +1564,19 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "The pool's `vllm serve` line, from its replica sized for the longest bucket it serves (the context "
             "it must hold, and the sequences that fit at that length); null when none was sized."
         ),
-        "utilization_peak": "Busy share of the replicas carrying the peak (spares aside), fraction.",
+        "utilization_peak": (
+            "Busy share of the replicas carrying the peak (spares aside) at their SLO capacity "
+            "(capacity_per_replica), fraction."
+        ),
+        "saturation_utilization_peak": (
+            "The pool's arrivals at peak over its replicas' saturation rates (each bucket's peak rate over the "
+            "saturation rate of this kind's replica serving it, per replica carrying the peak), as a replica's "
+            "utilization_peak counts it, dimensionless; null without a queueing model."
+        ),
+        "optimistic": (
+            "saturation_utilization_peak above 0.8, where queueing models are optimistic about bursts (the rule a "
+            "replica's optimistic follows); null without a queueing model."
+        ),
         "buckets": "The buckets the pool serves and its share of each (MixPoolBucket).",
     },
     "MixPoolBucket": {
@@ -1584,6 +1596,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "pool_gpus_total": "Each pool's GPUs with spares, in FleetMix.pools' order.",
     },
     "FleetPool": {
+        "utilization_peak": "The pool's replica's utilization_peak (every replica of the pool runs alike).",
+        "optimistic": "The pool's replica's optimistic: utilization_peak above 0.8.",
         "replica_cost_per_million_output_tokens_usd": (
             "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
             "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
@@ -1663,6 +1677,16 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "steady-state or measured capacity, the sequences it runs, sequences."
         ),
         "max_concurrency": "Sequences the KV cache holds at most, sequences.",
+        "tokens_per_s": (
+            "Output tokens per second of one replica under continuous batching (or the measured figure), tokens/s; "
+            "null if unbounded (not finite), and for a prefill pool's "
+            "replica, which hands back one token a request (its throughput is prompt_tokens_per_s, its requests/s "
+            "max_request_rate)."
+        ),
+        "prompt_tokens_per_s": (
+            "Prompt tokens one replica takes in per second at its capacity (capacity rate x prompt_tokens), "
+            "tokens/s; null when the capacity is unbounded."
+        ),
         "max_num_seqs": "The running-batch cap the capacity assumes (vLLM `--max-num-seqs`), sequences.",
         "max_request_rate": (
             "The replica's capacity: the highest arrival rate whose `slo_percentile` TTFT, TPOT and E2E meet the "
@@ -1683,10 +1707,6 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "simulated": (
             "With `mode=simulate`: the replica at the planned peak rate, simulated (a LatencyRow, with confidence "
             "half-widths): the precise mode's check of the analytic capacity; else null."
-        ),
-        "tokens_per_s": (
-            "Output tokens per second of one replica under continuous batching (or the measured figure), tokens/s. "
-            "Null if the figure is unbounded (not finite)."
         ),
         "ttft_ms": (
             "Time to first token at the capacity rate, at `slo_percentile` (steady state: at that concurrency), ms."

@@ -113,10 +113,15 @@ def _pool(
         return None
     ranks = iter(range(1, len(options) + 1))
     command = vllm_command(plan, model_label, arrivals=None if traffic is None else traffic.arrivals)
+    replica = replica_body(plan, simulated_body(plan, request, traffic))
     return {
         "gpu": plan.gpu_label,
         "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
-        "replica": replica_body(plan, simulated_body(plan, request, traffic)),
+        "replica": replica,
+        # How loaded the pool's replicas run at its peak, and whether the queueing model is
+        # optimistic there: the replica's figures, which every replica of the pool shares.
+        "utilization_peak": replica["utilization_peak"],
+        "optimistic": replica["optimistic"],
         **size_body(plan),
         "autoscaling": autoscaling_body(plan, traffic, served_name(plan, model_label, request.served_model_name)),
         "vllm_command": f"{command} {VLLM_KV_TRANSFER}" if plan.fit.engine is not None else command,

@@ -82,7 +82,25 @@ def _load_fields(plan: FleetPlan) -> dict[str, Any]:
     }
 
 
+def _prompt_tokens_per_s(plan: FleetPlan) -> float | None:
+    """The prompt tokens one replica takes in a second at its capacity."""
+    capacity, inputs = plan.capacity, plan.fit.inputs
+    if capacity.request_rate_per_s is not None:
+        return capacity.request_rate_per_s * inputs.prompt_tokens
+    if not math.isfinite(capacity.tokens_per_s) or inputs.output_tokens <= 0:
+        return None
+    return capacity.tokens_per_s / inputs.output_tokens * inputs.prompt_tokens
+
+
+def is_prefill(plan: FleetPlan) -> bool:
+    """A disaggregated prefill pool's replica: it hands back one token a request."""
+    return plan.token_cost is not None and plan.token_cost.tokens == PROMPT_TOKENS
+
+
 def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One replica of the plan. A prefill replica's throughput is its prompt tokens/s (the one
+    token it hands back per request is no throughput: `tokens_per_s` is null there, and
+    requests/s is `max_request_rate`)."""
     fitted, capacity = plan.fit, plan.capacity
     return {
         "gpu": plan.gpu_label,
@@ -93,7 +111,8 @@ def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> di
         "kv_precision": fitted.kv_precision,
         "concurrency": capacity.concurrency,
         "max_concurrency": fitted.result.max_concurrency,
-        "tokens_per_s": capacity.tokens_per_s,
+        "tokens_per_s": None if is_prefill(plan) else capacity.tokens_per_s,
+        "prompt_tokens_per_s": _prompt_tokens_per_s(plan),
         "ttft_ms": _ms(capacity.ttft_s),
         "time_per_token_ms": _ms(capacity.time_per_token_s),
         "bound_by": capacity.bound_by,

@@ -8,7 +8,7 @@ from typing import Any
 
 from app.sizing.cost import monthly_cost_per_million_tokens_usd
 from app.sizing.fleet import SECONDS_PER_DAY
-from app.sizing.fleet_plan import AGGREGATED, Arrivals, Period
+from app.sizing.fleet_plan import AGGREGATED, OPTIMISTIC_UTILIZATION, Arrivals, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
 
 from . import finance
@@ -38,7 +38,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     )
     energy, per_pool = finance.mix_energy(plan, gpus, request)
     pools = [
-        {**_pool(pool), "vllm_command": _command(plan, pool, model_label, request.traffic.arrivals), **part}
+        {**_pool(plan, pool), "vllm_command": _command(plan, pool, model_label, request.traffic.arrivals), **part}
         for pool, part in zip(plan.pools, per_pool, strict=True)
     ]
     body: dict[str, Any] = {
@@ -100,12 +100,32 @@ def _size(size: PoolSize) -> dict[str, Any]:
     }
 
 
-def _pool(pool: MixPool) -> dict[str, Any]:
+def _saturation_load(plan: MixPlan, pool: MixPool) -> float | None:
+    """The pool's arrivals at peak over its replicas' saturation rates (as a replica's
+    utilization_peak counts it): each bucket's peak rate over the saturation rate of this
+    kind's replica serving it, per replica carrying the peak; None without a queueing model."""
+    problem = plan.problem
+    if not problem.plans or not pool.size.replicas:
+        return None
+    k = problem.kinds.index(pool.kind)
+    busy = 0.0
+    for share in pool.buckets:
+        sized = problem.plans[k][share.bucket]
+        if sized is None or sized.queueing is None:
+            return None
+        busy += share.requests_per_s / sized.queueing.saturation_rate_per_s
+    return busy / pool.size.replicas
+
+
+def _pool(plan: MixPlan, pool: MixPool) -> dict[str, Any]:
+    saturation = _saturation_load(plan, pool)
     return {
         **_kind(pool.kind),
         **_size(pool.size),
         "monthly_cost_usd": pool.monthly_cost_usd,
         "utilization_peak": pool.utilization_peak,
+        "saturation_utilization_peak": saturation,
+        "optimistic": None if saturation is None else saturation > OPTIMISTIC_UTILIZATION,
         "buckets": [
             {
                 "bucket": share.bucket,

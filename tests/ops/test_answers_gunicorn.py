@@ -334,3 +334,29 @@ def test_an_unknown_model_s_404_names_the_three_nearest_slugs(server: Server) ->
     assert len(nearest) == 3 and "llama-3.1-8b" in nearest
     status, body = get(server, "/v1/throughput", model="llama-3.1-8b", gpu="h100-sxn", concurrency=8)
     assert status == 404 and "nearest: h100-sxm" in body["detail"]
+
+
+# --- item 8: pool figures in their own units, flagged like a replica -------------------------------
+
+
+def test_a_prefill_pool_counts_prompt_tokens_and_every_pool_says_whether_it_is_optimistic(server: Server) -> None:
+    body = get_ok(server, "/v1/fleet", **README_DISAGGREGATED)
+    prefill, decode = body["prefill_pool"], body["decode_pool"]
+    # A prefill replica hands back one token a request: its throughput is the prompts it takes,
+    # max_request_rate of 8,000 tokens a second; requests/s stay under max_request_rate.
+    replica = prefill["replica"]
+    assert replica["tokens_per_s"] is None
+    assert replica["prompt_tokens_per_s"] == pytest.approx(replica["max_request_rate"] * 8000)
+    assert decode["replica"]["tokens_per_s"] > 0
+    assert decode["replica"]["prompt_tokens_per_s"] == pytest.approx(decode["replica"]["max_request_rate"] * 8000)
+    for pool in (prefill, decode):
+        assert pool["utilization_peak"] == pool["replica"]["utilization_peak"]
+        assert pool["optimistic"] is (pool["utilization_peak"] > 0.8)
+    # A mix's pools: the busy share at SLO capacity, and at saturation as a replica counts it, which
+    # is what the optimistic flag follows (a replica above 0.8 of its saturation rate).
+    mix = post_ok(server, "/v1/fleet", README_MIX)["mix"]
+    for pool in mix["pools"]:
+        load = sum(part["requests_per_s"] / part["capacity_per_replica"] for part in pool["buckets"])
+        assert pool["utilization_peak"] == pytest.approx(load / pool["replicas_peak"])
+        assert 0 < pool["saturation_utilization_peak"] <= pool["utilization_peak"]
+        assert pool["optimistic"] is (pool["saturation_utilization_peak"] > 0.8)
