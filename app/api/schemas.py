@@ -1025,6 +1025,10 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, Topology
         if data.get("mode") == "simulate" and data.get("topology") == DISAGGREGATED:
             message = "a P/D unit is analytic here; /v1/fleet?topology=disaggregated&mode=simulate simulates each pool"
             raise ValidationError({"mode": [message]})
+        cached = [name for name in NOT_UNDER_ARRIVALS_YET if data.get(name)]
+        if cached and data.get("mode") != "simulate":
+            message = "prefix caching under arrivals is simulated, not yet in the analytic model: give mode=simulate"
+            raise ValidationError({name: [message] for name in cached})
 
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> LatencyRequest:
         rates = (data["request_rate"],) if data.get("request_rate") is not None else tuple(data["sweep_rates"])
@@ -1167,8 +1171,9 @@ class PlanningEndpoint:
     schema: Schema
 
 
-# Prefix caching is in the steady state and the lab's prefill, not yet in the queueing model
-# or the simulator: endpoints under arrivals do not take it (an unknown field, 422).
+# Prefix caching is in the steady state, the lab's prefill and the simulator, not yet in the
+# queueing model: /v1/fleet does not take it (an unknown field, 422), /v1/latency only with
+# mode=simulate.
 NOT_UNDER_ARRIVALS_YET = ("prefix_cache_hit_rate", "shared_prefix_tokens")
 
 PLANNING_ENDPOINTS = (
@@ -1181,14 +1186,14 @@ PLANNING_ENDPOINTS = (
         "/v1/latency",
         "planning.latency",
         "latency",
-        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
+        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # Every request of the batch is queued at once: no concurrency, no sweep, contexts as they are.
     PlanningEndpoint(
         "/v1/batch",
         "planning.batch",
         "batch",
-        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
+        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(

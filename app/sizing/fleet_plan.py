@@ -292,6 +292,8 @@ def arrival_model(
         arrivals.prompt_tokens_cv,
         0.0 if role == PREFILL else arrivals.output_tokens_cv,
         arrivals.burstiness,
+        prefix_cache_hit_rate=plan.prefix_cache_hit_rate,
+        shared_prefix_tokens=fitted.result.shared_prefix_tokens,
     )
     kv_tokens = fitted.result.kv_capacity_tokens
     steps = StepModel.build(setup.work, setup.hardware)

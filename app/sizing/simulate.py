@@ -116,6 +116,16 @@ class Traffic:
     output_tokens_cv: float = 0.0
     burstiness: float = 1.0
     length_distribution: str = GAMMA
+    # Prefix caching: the share of each prompt found in the cache, and a prefix every prompt
+    # shares, held once in the KV cache (whole blocks, as the fit holds it).
+    prefix_cache_hit_rate: float = 0.0
+    shared_prefix_tokens: int = 0
+
+    def cached_tokens(self, prompt: int) -> int:
+        """Tokens of a `prompt`-token prompt found in the cache (never its last token)."""
+        if not self.prefix_cache_hit_rate and not self.shared_prefix_tokens:
+            return 0
+        return max(0, min(prompt - 1, max(int(self.prefix_cache_hit_rate * prompt), self.shared_prefix_tokens)))
 
     @property
     def arrival_scv(self) -> float:
@@ -271,7 +281,9 @@ class _Engine:
             raise ValueError("rate and burstiness must be positive")
         self.steps = steps
         self.traffic = traffic
-        self.kv_cap = limits.kv_capacity_tokens
+        # The shared prefix is held once: what is left is the sequences' own.
+        self.shared = min(traffic.shared_prefix_tokens, limits.kv_capacity_tokens - 2)
+        self.kv_cap = limits.kv_capacity_tokens - self.shared
         self.budget = limits.max_batched_tokens
         self.max_seqs = min(limits.max_num_seqs, limits.max_batched_tokens)
         self.requests = requests
@@ -296,6 +308,8 @@ class _Engine:
         self.state: list[int] = []
         self.target: list[int] = []  # tokens to prefill: the prompt; after preemption + generated
         self.computed: list[int] = []  # of target, in the cache
+        self.cached: list[int] = []  # of the prompt, found in the prefix cache on admission
+        self.held: list[int] = []  # of those, the shared prefix's: KV this request does not hold
         self.generated: list[int] = []  # tokens generated (decoding: as of decode start)
         self.g_start: list[int] = []  # decode counter at decode start
         self.ctx_start: list[int] = []  # tokens in the cache at decode start
@@ -374,7 +388,10 @@ class _Engine:
         self.finished.append(math.inf)
         self.state.append(_WAITING)
         self.target.append(p)
-        self.computed.append(0)
+        cached = self.traffic.cached_tokens(p)
+        self.computed.append(cached)
+        self.cached.append(cached)
+        self.held.append(min(self.shared, cached))
         self.generated.append(0)
         self.g_start.append(0)
         self.ctx_start.append(0)
@@ -394,13 +411,14 @@ class _Engine:
             self.generated[rid] += done
             self.decodes -= 1
             self.decode_ctx -= ctx
-            self.kv_used -= ctx
+            self.kv_used -= ctx - self.held[rid]
             self.epoch[rid] += 1
             self.target[rid] = self.prompt[rid] + self.generated[rid]
         else:
-            self.kv_used -= self.computed[rid]
+            self.kv_used -= self.computed[rid] - self.held[rid]
             self.prefilling.remove(rid)
-        self.computed[rid] = 0
+        # Its cached prefix stays in the cache (freed, not evicted): found again on readmission.
+        self.computed[rid] = self.cached[rid]
         self.state[rid] = _WAITING
         self.waiting.appendleft(rid)
         self.preemptions += 1
@@ -430,7 +448,7 @@ class _Engine:
         self.finished[rid] = self.now
         self.state[rid] = _DONE
         del self.running[rid]
-        self.kv_used -= kv_tokens
+        self.kv_used -= kv_tokens - self.held[rid]
         if rid < self.requests:
             self.unfinished -= 1
 
@@ -477,7 +495,7 @@ class _Engine:
         budget_total = self.budget
         kv_cap = self.kv_cap
         max_seqs = self.max_seqs
-        computed, target = self.computed, self.target
+        computed, target, held = self.computed, self.target, self.held
         waiting, running = self.waiting, self.running
         total_arrivals = self.total_arrivals
 
@@ -542,7 +560,9 @@ class _Engine:
                 rid = waiting[0]
                 c0 = computed[rid]
                 chunk = min(target[rid] - c0, budget)
-                if chunk > kv_cap - kv_used:
+                # Admitted, it holds its cached tokens' KV too (the shared prefix's is held once).
+                reused = c0 - held[rid]
+                if chunk + reused > kv_cap - kv_used:
                     break
                 waiting.popleft()
                 running[rid] = None
@@ -555,7 +575,7 @@ class _Engine:
                 p_written += written
                 p_tokens += chunk
                 budget -= chunk
-                kv_used += chunk
+                kv_used += chunk + reused
                 computed[rid] = end
                 if end == target[rid]:
                     done.append(rid)
@@ -794,7 +814,9 @@ class FedReplica(_Engine):
             self.finished[rid] = math.inf
             self.state[rid] = _WAITING
             self.target[rid] = p
-            self.computed[rid] = 0
+            cached = self.traffic.cached_tokens(p)
+            self.computed[rid] = self.cached[rid] = cached
+            self.held[rid] = min(self.shared, cached)
             self.generated[rid] = 0
             self.g_start[rid] = 0
             self.ctx_start[rid] = 0
@@ -809,7 +831,10 @@ class FedReplica(_Engine):
             self.finished.append(math.inf)
             self.state.append(_WAITING)
             self.target.append(p)
-            self.computed.append(0)
+            cached = self.traffic.cached_tokens(p)
+            self.computed.append(cached)
+            self.cached.append(cached)
+            self.held.append(min(self.shared, cached))
             self.generated.append(0)
             self.g_start.append(0)
             self.ctx_start.append(0)

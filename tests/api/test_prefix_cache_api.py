@@ -45,13 +45,23 @@ def test_bad_prefix_values_are_422_naming_the_field(client: FlaskClient, extra: 
     assert field in response.get_json()["errors"]
 
 
-@pytest.mark.parametrize("path", ["/v1/latency", "/v1/batch", "/v1/fleet"])
-def test_endpoints_under_arrivals_do_not_take_prefix_caching_yet(client: FlaskClient, path: str) -> None:
-    body = {**L8_H100, "request_rate": 1, "requests_per_day": 1e5, "prefix_cache_hit_rate": 0.5}
-    if path != "/v1/latency":
-        body.pop("request_rate")
-    if path != "/v1/fleet":
-        body.pop("requests_per_day")
-    response = client.post(path, json=body)
-    assert response.status_code == 422
-    assert "prefix_cache_hit_rate" in response.get_json()["errors"]
+def test_the_fleet_and_analytic_latency_do_not_take_prefix_caching_yet(client: FlaskClient) -> None:
+    fleet = client.post("/v1/fleet", json={**L8_H100, "requests_per_day": 1e5, "prefix_cache_hit_rate": 0.5})
+    assert fleet.status_code == 422
+    assert "prefix_cache_hit_rate" in fleet.get_json()["errors"]
+    latency = client.post("/v1/latency", json={**L8_H100, "request_rate": 1, "shared_prefix_tokens": 100})
+    assert latency.status_code == 422
+    assert "mode=simulate" in latency.get_json()["errors"]["shared_prefix_tokens"][0]
+
+
+def test_simulated_latency_and_batches_take_prefix_caching(client: FlaskClient) -> None:
+    query = {**L8_H100, "prompt_tokens": 8000, "output_tokens": 100, "mode": "simulate", "requests": 1000}
+    plain = client.post("/v1/latency", json={**query, "request_rate": 2})
+    cached = client.post("/v1/latency", json={**query, "request_rate": 2, "prefix_cache_hit_rate": 0.75})
+    assert plain.status_code == cached.status_code == 200, cached.get_data(as_text=True)[:300]
+    assert cached.get_json()["rates"][0]["ttft_ms"]["p50"] < plain.get_json()["rates"][0]["ttft_ms"]["p50"] / 2
+    batch = {**L8_H100, "prompt_tokens": 2048, "output_tokens": 512, "requests": 500}
+    one = client.post("/v1/batch", json=batch).get_json()
+    shared = client.post("/v1/batch", json={**batch, "shared_prefix_tokens": 2000}).get_json()
+    assert shared["makespan_s"] < one["makespan_s"]
+    assert shared["max_concurrency"] > 4 * one["max_concurrency"]

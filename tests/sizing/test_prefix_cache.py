@@ -92,3 +92,50 @@ def test_no_cache_changes_nothing_and_the_last_token_is_always_computed() -> Non
     assert (
         PlanInputs(prompt_tokens=100, prefix_cache_hit_rate=0.7, shared_prefix_tokens=50).cached_prompt_tokens() == 70
     )
+
+
+# --- the simulator ------------------------------------------------------------------------------
+
+
+def _burst(prompt: int, output: int, limits, requests: int, **prefix: float):
+    from app.sizing import timing
+    from app.sizing.simulate import Traffic, burst
+    from tests.sizing.test_burst import H100_ENGINE
+
+    work = timing.Workload(LLAMA_31_8B, "bf16", "bf16", 1, prompt, output)
+    steps = timing.StepModel.build(work, H100_ENGINE)
+    return burst(steps, Traffic(1.0, prompt, output, **prefix), limits, requests=requests), work, H100_ENGINE
+
+
+def test_the_simulator_computes_only_the_uncached_part_of_a_prompt_in_chunks() -> None:
+    from app.sizing import timing
+    from app.sizing.simulate import Limits
+
+    # One 8,000-token prompt, 6,000 cached: its 2,000 computed tokens fit one 2,048-token step,
+    # attending to the 6,000 before them (prefill_flops to 8,000 less that to 6,000).
+    limits = Limits(2048, 256, 10_000_000)
+    result, work, hw = _burst(8000, 50, limits, 1, prefix_cache_hit_rate=0.75)
+    params = work.prefill_params
+    flops = timing.prefill_flops(work.model, 1, 8000, params) - timing.prefill_flops(work.model, 1, 6000, params)
+    chunk_s = timing.forward_step(work, hw, 0, 0.0, 2000, flops).time_s
+    decode_s = sum(timing.decode_step(work, hw, 1, 8000 + j).time_s for j in range(49))
+    assert result.steps == 1 + 49
+    assert result.ttft_s.p50 == pytest.approx(chunk_s + hw.request_overhead_s, rel=1e-9)
+    assert result.makespan_s == pytest.approx(chunk_s + decode_s + hw.request_overhead_s, rel=1e-9)
+    plain, _, _ = _burst(8000, 50, limits, 1)
+    assert plain.steps == 4 + 49 and plain.ttft_s.p50 > 3 * result.ttft_s.p50
+
+
+def test_a_shared_prefix_held_once_lets_the_simulator_run_more_sequences_at_once() -> None:
+    from app.sizing.simulate import Limits
+
+    # 60,000 tokens of KV; requests of 2,048 + 512 tokens, 2,000 of the prompt shared: without
+    # sharing 23 whole sequences fit (60,000 // 2,560), sharing (60,000 - 2,000) // 560 = 103.
+    limits = Limits(8192, 1024, 60_000)
+    plain, _, _ = _burst(2048, 512, limits, 200)
+    shared, _, _ = _burst(2048, 512, limits, 200, shared_prefix_tokens=2000)
+    # More run at once (admitted while their private prompt fits; preempted as answers grow):
+    # far fewer, fuller steps.
+    assert shared.steps < plain.steps / 3
+    assert shared.makespan_s < plain.makespan_s / 2
+    assert shared.output_tokens == plain.output_tokens == 200 * 512
