@@ -1078,7 +1078,27 @@ class HourSchema(Schema):
         unknown = RAISE
 
     hour = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
-    requests = fields.Float(required=True, validate=validate.Range(min=0, max=1e9))
+    # /v1/traces' hourly periods as they come: a label, the requests seen, the seconds of the
+    # hour the log covers and the rate over them as requests a day.
+    period = fields.String(allow_none=True, validate=validate.Length(min=1, max=64))
+    requests = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e9))
+    covered_s = fields.Float(allow_none=True, validate=validate.Range(min=0, max=3600))
+    requests_per_day = fields.Float(allow_none=True, validate=validate.Range(min=0, max=24e9))
+
+    @validates_schema
+    def _count(self, data: dict[str, Any], **_: Any) -> None:
+        if data.get("requests") is None and data.get("requests_per_day") is None:
+            raise ValidationError(
+                {"requests": ["give the hour's requests (or a /v1/traces period's requests_per_day)"]}
+            )
+
+    @staticmethod
+    def requests_in(row: dict[str, Any]) -> float:
+        """The hour's requests: a trace period's rate over its covered part (requests_per_day /
+        24) when given, else its count."""
+        if row.get("requests_per_day") is not None:
+            return float(row["requests_per_day"]) / 24
+        return float(row["requests"])
 
 
 class DayPolicySchema(Schema):
@@ -1126,7 +1146,7 @@ class DaySchema(ThroughputSchema, WorkloadSchema):
     @validates_schema
     def _day(self, data: dict[str, Any], **_: Any) -> None:
         rows = data.get("forecast") or ()
-        if rows and not any(row["requests"] > 0 for row in rows):
+        if rows and not any(HourSchema.requests_in(row) > 0 for row in rows):
             raise ValidationError({"forecast": ["no hour has a request: nothing to simulate"]})
 
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> DayRequest:
@@ -1137,7 +1157,7 @@ class DaySchema(ThroughputSchema, WorkloadSchema):
             engine=data["engine"],
             inputs=self.inputs(data),
             workload=self.workload(data),
-            hourly_requests=tuple(float(row["requests"]) for row in data["forecast"]),
+            hourly_requests=tuple(HourSchema.requests_in(row) for row in data["forecast"]),
             policy=DayPolicy(
                 trigger=policy.get("trigger"),
                 threshold=policy.get("threshold"),

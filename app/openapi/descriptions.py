@@ -943,7 +943,13 @@ OVERRIDES: dict[str, dict[str, str]] = {
     },
     "DayForecastHour": {
         "hour": "A label for the hour (e.g. `00:00`), free text; the rows are taken in order.",
-        "requests": "Requests arriving in the hour, count.",
+        "period": "A /v1/traces period's label (its hour), free text.",
+        "requests": "Requests arriving in the hour, count (without requests_per_day).",
+        "covered_s": "A /v1/traces period's seconds of the hour the log covers, s (informative).",
+        "requests_per_day": (
+            "A /v1/traces period's rate over its covered part, requests/day: the hour then brings a 24th of it "
+            "(wins over requests), so a log's `periods` paste as they are."
+        ),
     },
     "DayPolicy": {
         "trigger": (

@@ -97,3 +97,23 @@ def test_a_recommendation_meets_the_violation_target_cheaper_than_the_static_pla
     assert found["day"]["gpu_hours"] < body["static"]["gpu_hours"]
     assert {"min_replicas", "warm_pool", "threshold_scale"} <= set(found["grid"][0])
     assert found["policy"]["threshold_scale"] in (1.0, 0.7)
+
+
+def test_a_request_logs_hourly_periods_are_a_day_as_they_come(client):
+    # Four hours logged at 0.5, 1, 1.5 and 1 requests a second, the last half covered.
+    rows, t = ["timestamp,prompt_tokens,output_tokens"], 0.0
+    for hour, gap in enumerate((2.0, 1.0, 2 / 3, 1.0)):
+        end = (hour + 1) * 3600 - (1800 if hour == 3 else 0)
+        while t < end:
+            rows.append(f"{1_780_000_000 + t:.3f},1000,4000")
+            t += gap
+        t = (hour + 1) * 3600
+    log = client.post("/v1/traces?model=llama-3.1-8b", data="\n".join(rows), content_type="text/csv")
+    assert log.status_code == 200, log.get_data(as_text=True)
+    periods = log.get_json()["periods"]
+    body = post_ok(client, "/v1/autoscaling/simulate", {**DAY, "forecast": periods})
+    # Each hour brings its rate over the part the log covers: a 24th of its requests_per_day.
+    expected = [p["requests_per_day"] / 24 for p in periods]
+    assert len(body["autoscaled"]["per_hour"]) == len(periods)
+    assert body["requests"] == pytest.approx(sum(expected), rel=0.05)
+    refused(client, {**DAY, "forecast": [{"hour": "00:00"}]}, "forecast.0.requests")
