@@ -13,6 +13,7 @@
 | DB_RETRY_MAX_S | 30 | while the database is unreachable, the longest wait between a worker's retries |
 | CORS_ORIGINS | (none) | comma-separated origins (`https://dash.example.com`) allowed to call the API from a browser |
 | TIME_BUDGET_S | 20 | a computation stops past this many seconds of its request: 503 with Retry-After |
+| DEFAULT_ENGINE | vllm | the engine profile a planning request that names none plans under; it cannot be deleted |
 | WORK_BUDGET_UNITS | 1000000 | simulator work one answer's simulations may take together; predicted over: 422 |
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from app.catalog.db import DbTimeouts, database_url
+from app.sizing.engine import DEFAULT_ENGINE
 
 
 class ConfigError(ValueError):
@@ -87,6 +89,14 @@ def _origins(env: Mapping[str, str]) -> tuple[str, ...]:
     return tuple(part.strip() for part in env.get("CORS_ORIGINS", "").split(",") if part.strip())
 
 
+def _engine_name(env: Mapping[str, str]) -> str:
+    """DEFAULT_ENGINE: an engine name as the catalog spells them (letters, digits, `.`, `_`, `-`)."""
+    name = env.get("DEFAULT_ENGINE", "").strip() or DEFAULT_ENGINE
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", name):
+        raise ConfigError(f"DEFAULT_ENGINE must be an engine name such as {DEFAULT_ENGINE}, got {name!r}")
+    return name
+
+
 @dataclass(frozen=True)
 class Config:
     database_url: str
@@ -103,6 +113,8 @@ class Config:
     db_retry_max_s: int = 30
     # A request's work budget (app/sizing/budget.py): its computation's wall time, and the
     # simulator work its simulations may take between them.
+    # The engine profile planning uses when a request names none (a catalog engine, or ideal).
+    default_engine: str = DEFAULT_ENGINE
     time_budget_s: int = DEFAULT_TIME_BUDGET_S
     work_budget_units: int = DEFAULT_WORK_BUDGET_UNITS
 
@@ -144,6 +156,7 @@ class Config:
                 keepalive_idle_s=_int(env, "DB_KEEPALIVE_IDLE_S", 5, 1, 7200),
             ),
             db_retry_max_s=_int(env, "DB_RETRY_MAX_S", 30, 1, 3600),
+            default_engine=_engine_name(env),
             time_budget_s=_int(env, "TIME_BUDGET_S", DEFAULT_TIME_BUDGET_S, 1, 3600),
             work_budget_units=_int(env, "WORK_BUDGET_UNITS", DEFAULT_WORK_BUDGET_UNITS, 1000, 10**12),
         )

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, Response, request, url_for
+from flask import Blueprint, Response, current_app, request, url_for
 from marshmallow import Schema
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -356,6 +356,15 @@ def _patch(kind: Kind, key: str) -> Response:
 def _delete(kind: Kind, key: str) -> Response:
     db = _writer()
     row = _found(kind, db, key)
+    default_engine = current_app.extensions["fleet_sizer"]["config"].default_engine
+    if kind.collection == "engines" and key == default_engine:
+        # Every request that names no engine plans under it: without it they would all be refused.
+        raise ApiError(
+            409,
+            f"engine {key!r} is this service's default (the DEFAULT_ENGINE setting): every planning request that "
+            "names no engine plans under it; set DEFAULT_ENGINE to another engine first",
+            {"name": ["the default engine cannot be deleted"]},
+        )
     _require_if_match(row.version, kind.what(key))
     db.delete(row)
     _commit(db, kind.what(key), kind.key)

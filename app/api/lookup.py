@@ -37,6 +37,7 @@ from app.catalog.snapshots import (
     load_calibrations,
 )
 from app.planning.context import Context
+from app.sizing.engine import DEFAULT_ENGINE
 
 log = logging.getLogger(__name__)
 
@@ -130,11 +131,13 @@ def context() -> Context:
     note = stale_note()
     if note is not None:
         observability.STALE_ANSWERS.inc()
+    config = current_app.extensions[EXTENSION].get("config")
     return Context(
         catalog(),
         calibrations(),
         notes=() if note is None else (note,),
         refresh=lambda: catalog(recheck=True),
+        default_engine=DEFAULT_ENGINE if config is None else config.default_engine,
     )
 
 

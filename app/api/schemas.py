@@ -39,7 +39,7 @@ from app.planning.requests import (
 )
 from app.sizing import architectures
 from app.sizing.disaggregated import DISAGGREGATED, TOPOLOGIES
-from app.sizing.engine import DEFAULT_ENGINE, IDEAL
+from app.sizing.engine import IDEAL
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
 from app.sizing.fleet_plan import AGGREGATED, MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
@@ -511,7 +511,8 @@ class FitSchema(Schema):
     # Given, it replaces the engine's reservations (ideal: 0).
     reserved_gb = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
     # ideal: the seeds' arithmetic; vllm, sglang, trtllm: the catalog's engine profiles.
-    engine = fields.String(load_default=DEFAULT_ENGINE, validate=validate.Length(min=1, max=64))
+    # None: the service's DEFAULT_ENGINE setting (the catalog's `vllm` unless renamed).
+    engine = fields.String(load_default=None, allow_none=True, validate=validate.Length(min=1, max=64))
     # The replica's weights as the checkpoint weighs them (e.g. summed from safetensors).
     weights_bytes = fields.Float(allow_none=True, validate=positive(1e15))
     expert_parallel = Integer(allow_none=True, validate=count(1, 1024))

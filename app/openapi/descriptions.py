@@ -238,8 +238,9 @@ FIELDS: dict[str, str] = {
     "eligible": "Sized, meets the SLOs and has a price.",
     "embedding": "Input embedding, count.",
     "engine": (
-        "Serving engine whose profile plans the answer: `ideal` (the seeds' arithmetic), `vllm` (default), "
-        "`sglang`, `trtllm`, or any engine in GET /v1/engines."
+        "Serving engine whose profile plans the answer: `ideal` (the seeds' arithmetic), `vllm`, `sglang`, "
+        "`trtllm`, or any engine in GET /v1/engines; none (or null): the service's DEFAULT_ENGINE setting, `vllm` "
+        "unless renamed."
     ),
     "engine_buffers_gib": "Runtime buffers taken before the free fraction is applied (TensorRT-LLM), GiB per GPU.",
     "engine_startup_s": "Engine start-up beyond loading the weights (CUDA graphs, KV allocation), s.",

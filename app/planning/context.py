@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalog.snapshots import NO_CALIBRATIONS, CalibrationSnapshot, CatalogSnapshot
-from app.sizing.engine import IDEAL, EngineProfile
+from app.sizing.engine import DEFAULT_ENGINE, IDEAL, EngineProfile
 from app.sizing.specs import GpuSpec, ModelSpec
 
 from . import names
@@ -26,6 +26,8 @@ class Context:
     calibrations: CalibrationSnapshot = NO_CALIBRATIONS
     notes: tuple[str, ...] = ()
     refresh: Callable[[], CatalogSnapshot] | None = field(default=None, repr=False)
+    # The engine a request that names none plans under (the DEFAULT_ENGINE setting).
+    default_engine: str = DEFAULT_ENGINE
 
     def _refreshed(self) -> CatalogSnapshot:
         if self.refresh is not None:
@@ -69,16 +71,27 @@ class Context:
         """The catalog slug a request's name stands for (calibrations are stored by it)."""
         return (self.model(value) if table == "models" else self.gpu(value))[1]
 
-    def engine(self, name: str) -> EngineProfile | None:
+    def engine_name(self, name: str | None) -> str:
+        """A request's `engine`, the default when it names none."""
+        return self.default_engine if name is None else name
+
+    def engine(self, name: str | None) -> EngineProfile | None:
         """A planning request's `engine`: None for `ideal` (the roofline alone), else the
         catalog's profile. An unknown name is an invalid field value (422 naming `engine`),
         not a missing resource: the request names no engine path."""
+        defaulted = name is None
+        name = self.engine_name(name)
         if name == IDEAL:
             return None
         profile: EngineProfile | None = self._find("engines", name)
         if profile is None:
             known = ", ".join((IDEAL, *self.catalog.engines))
             message = f"unknown engine {name!r}: known are {known}"
+            if defaulted:  # the request named none: the service's setting is what is missing
+                message = (
+                    f"this service's default engine {name!r} (the DEFAULT_ENGINE setting) is not in the catalog: "
+                    f"name one of {known}"
+                )
             raise InvalidRequest(f"{message} (see GET /v1/engines)", {"engine": [message]})
         return profile
 

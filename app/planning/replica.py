@@ -35,7 +35,7 @@ from .errors import InvalidRequest
 from .requests import CostRequest, PlanRequest, RooflineRequest
 
 
-def with_engine(context: Context, engine: str, inputs: PlanInputs) -> PlanInputs:
+def with_engine(context: Context, engine: str | None, inputs: PlanInputs) -> PlanInputs:
     """The request's typed inputs with its engine profile from the catalog (ideal: none)."""
     return replace(inputs, engine=context.engine(engine))
 
@@ -328,7 +328,7 @@ def cost(request: CostRequest, context: Context) -> dict[str, Any]:
     result = cost_mod.cost(price, gpus, tokens_per_s or 0.0, request.hours_per_month, request.utilization)
     return {
         # The engine the tokens/s were derived under (none is needed for a given rate).
-        "engine": request.engine if tokens_basis != "given" else None,
+        "engine": context.engine_name(request.engine) if tokens_basis != "given" else None,
         "price_per_gpu_hour_usd": price,
         "gpus": gpus,
         "tokens_per_s": tokens_per_s,

@@ -25,7 +25,7 @@ class PlanRequest:
 
     model: ModelRef
     gpu: GpuRef
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     given: frozenset[str] = frozenset()
 
@@ -36,7 +36,7 @@ class CostRequest:
 
     model: ModelRef | None
     gpu: GpuRef | None
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     tokens_per_s: float | None
     gpus: float | None
@@ -106,7 +106,7 @@ class FleetRequest:
 
     model: ModelRef
     gpu: GpuRef | None
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     traffic: FleetInputs
     forecast: tuple[Period, ...] = ()
@@ -152,7 +152,7 @@ class LatencyRequest:
 
     model: ModelRef
     gpu: GpuRef
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     workload: Workload
     rates: tuple[float, ...]
@@ -172,7 +172,7 @@ class BatchRequest:
 
     model: ModelRef
     gpu: GpuRef
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     requests: int = DEFAULT_BURST_REQUESTS
     prompt_tokens_cv: float = 0.0
@@ -203,7 +203,7 @@ class DayRequest:
 
     model: ModelRef
     gpu: GpuRef
-    engine: str
+    engine: str | None  # None: the service's DEFAULT_ENGINE
     inputs: PlanInputs
     workload: Workload
     hourly_requests: tuple[float, ...]

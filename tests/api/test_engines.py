@@ -23,6 +23,7 @@ from app.api.lookup import context
 from app.catalog.convert import ENGINE_PUBLIC_FIELDS
 from app.catalog.models import Engine
 from app.catalog.seed import load_seed_files
+from app.config import Config, ConfigError
 from app.planning.errors import InvalidRequest
 from tests.support import seeded_app
 
@@ -428,3 +429,51 @@ def test_seed_adds_the_engines_to_a_catalog_seeded_before_them(tmp_path: Path) -
     assert app.test_client().get("/v1/engines").get_json()["total"] == len(SEED_NAMES)
     assert "catalog already seeded" in runner.invoke(args=["seed"]).output
     app.extensions["fleet_sizer"]["engine"].dispose()
+
+
+# --------------------------------------------------------------------------- the default engine
+
+
+def test_the_default_engine_cannot_be_deleted(client: FlaskClient) -> None:
+    headers = {**AUTH, "If-Match": etag_of(client, "vllm")}
+    found = problem(client.delete("/v1/engines/vllm", headers=headers), 409)
+    assert "DEFAULT_ENGINE" in found["detail"] and list(found["errors"]) == ["name"]
+    # Still there, and a request naming no engine plans under it.
+    assert (
+        client.get("/v1/fit", query_string={"model": "llama-3.1-8b", "gpu": "h100-sxm"}).get_json()["engine"] == "vllm"
+    )
+
+
+@pytest.fixture(scope="module")
+def renamed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Flask]:
+    """A service whose DEFAULT_ENGINE is sglang."""
+    with seeded_app(tmp_path_factory, "renamed", api_tokens=(TOKEN,), default_engine="sglang") as flask_app:
+        yield flask_app
+
+
+def test_a_renamed_default_plans_requests_that_name_none_and_protects_that_engine(renamed: Flask) -> None:
+    client = renamed.test_client()
+    replica = {"model": "llama-3.1-8b", "gpu": "h100-sxm"}
+    assert (
+        client.get("/v1/fit", query_string=replica).get_json()
+        == client.get("/v1/fit", query_string={**replica, "engine": "sglang"}).get_json()
+    )
+    problem(client.delete("/v1/engines/sglang", headers={**AUTH, "If-Match": etag_of(client, "sglang")}), 409)
+    # vllm is an engine like any other here: it may go, and requests naming none are unaffected.
+    assert client.delete("/v1/engines/vllm", headers={**AUTH, "If-Match": etag_of(client, "vllm")}).status_code == 204
+    assert client.get("/v1/fit", query_string=replica).get_json()["engine"] == "sglang"
+
+
+def test_a_default_engine_missing_from_the_catalog_says_it_is_the_services_setting(app: Flask) -> None:
+    with app.test_request_context():
+        planning = context()
+        planning.default_engine = "gone"
+        with pytest.raises(InvalidRequest) as caught:
+            planning.engine(None)
+    assert "DEFAULT_ENGINE" in caught.value.detail
+
+
+@pytest.mark.parametrize("value", ["v llm", "x" * 65])
+def test_a_default_engine_setting_that_is_no_name_stops_the_start(value: str) -> None:
+    with pytest.raises(ConfigError, match="DEFAULT_ENGINE"):
+        Config.from_env({"DEFAULT_ENGINE": value})
