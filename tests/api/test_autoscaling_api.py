@@ -117,3 +117,10 @@ def test_a_request_logs_hourly_periods_are_a_day_as_they_come(client):
     assert len(body["autoscaled"]["per_hour"]) == len(periods)
     assert body["requests"] == pytest.approx(sum(expected), rel=0.05)
     refused(client, {**DAY, "forecast": [{"hour": "00:00"}]}, "forecast.0.requests")
+
+
+def test_a_day_over_the_requests_work_budget_is_refused_before_it_runs(client):
+    # 1,000/300-token requests are predicted at about 1.1 units each: two days of 480,000 are over 1,000,000.
+    body = {**DAY, "output_tokens": 300, "forecast": [{"requests": 20_000}] * 24}
+    problem = refused(client, body, "forecast")
+    assert "WORK_BUDGET_UNITS" in problem["detail"] and "1,000,000" in problem["detail"]
