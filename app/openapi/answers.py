@@ -564,6 +564,7 @@ class FleetOption(_sized(required=False), _PromptCost):  # type: ignore[misc]
     eligible = fields.Boolean(required=True)
     sized = fields.Boolean(required=True)
     meets_slo = fields.Boolean(required=True, allow_none=True)
+    measured_generation = fields.Boolean(required=True, allow_none=True)
     why = fields.String(required=True)
     replicas_total_at_least = fields.Integer()
     gpus_total_at_least = fields.Integer()

@@ -1484,6 +1484,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "Whether the option meets the SLOs: true or false once sized; false for one ruled out because it "
             "cannot be fitted or misses an SLO even at concurrency 1; null for an unsized row (nobody checked)."
         ),
+        "measured_generation": (
+            "Whether the engine's training rows hold this GPU's generation (false: its figures are a guess on "
+            "borrowed efficiencies, and the answer's warnings say so); null under engine=ideal, a measured "
+            "capacity, or for a pool of a disaggregated plan."
+        ),
         "replicas_total_at_least": "An unsized option's replicas with spares, at least (its bound's), replicas.",
         "gpus_total_at_least": (
             "An unsized option's GPUs with spares, at least (its bound's): sized at the SLO percentile it needs "

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.sizing.engine import IDEAL
+from app.sizing.engine import IDEAL, EngineProfile, measured_on
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
     AGGREGATED,
@@ -369,7 +369,7 @@ def _leaves_out(plan: FleetPlan) -> str:
     ) + "; queueing delay at the SLO is not modelled"
 
 
-def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
+def option_row(rank_index: int | None, option: Option, measured: bool | None = None) -> dict[str, Any]:
     """A ranked row. Sized at the SLO percentile, it gives its fleet and whether it meets the
     SLOs; left at a bound (never sized: the ranking had no need to), only what its GPUs and cost
     are at least, and `meets_slo` null, since nobody checked."""
@@ -384,6 +384,7 @@ def option_row(rank_index: int | None, option: Option) -> dict[str, Any]:
         "eligible": option.eligible,
         "sized": sized,
         "meets_slo": _option_meets_slo(option, sized),
+        "measured_generation": measured,
         "why": option.why,
     }
     if plan is not None and sized:
@@ -455,6 +456,58 @@ def flat_day_warning(plans: Sequence[FleetPlan], request: FleetRequest) -> list[
         f"{FLAT_DAY}, {now:,} GPUs; traffic peaking at a typical x2-3 its daily average: "
         f"{', '.join(figures)}. Give peak_to_average to size for your peak"
     ]
+
+
+def _measured_generations(
+    context: Context, request: FleetRequest, engine: EngineProfile | None
+) -> Callable[[str], bool | None]:
+    """Whether the engine's training rows hold a ranked GPU's generation, by the GPU's label
+    (None under engine=ideal or a measured capacity: no training rows are read)."""
+    if engine is None or request.traffic.per_replica_tokens_per_s is not None:
+        return lambda _label: None
+    if request.gpu is not None:
+        spec, label = context.gpu(request.gpu)
+        specs = {label: spec}
+    else:
+        specs = dict(context.gpu_choices(request.gpus))
+    return lambda label: None if label not in specs else measured_on(engine, specs[label].architecture)
+
+
+def _guessed_winner(
+    options: list[Option],
+    covered: Callable[[str], bool | None],
+    engine: EngineProfile | None,
+    rerank: Callable[[], list[Option]],
+) -> list[str]:
+    """A ranking won on a GPU generation the engine has no measured row for says so, and what
+    the cheapest option on a measured generation costs, sized (the ranking run again over
+    those GPUs alone: the next measured row of this one may only be a bound)."""
+    eligible = [o for o in options if o.eligible]
+    if engine is None or not eligible or covered(eligible[0].gpu) is not False:
+        return []
+    best = eligible[0]
+    text = (
+        f"rank 1 ({_label(best)}) is on a GPU generation {engine.name} has no measured row for: its figures are a guess"
+    )
+    runner = next((o for o in rerank() if o.eligible and o.plan is not None and o.bound is None), None)
+    if runner is None or runner.plan is None or runner.monthly_cost_usd is None or best.monthly_cost_usd is None:
+        return [f"{text}, and no option on a measured generation meets the SLOs"]
+    extra = runner.monthly_cost_usd - best.monthly_cost_usd
+    share = extra / best.monthly_cost_usd if best.monthly_cost_usd > 0 else 0.0
+    return [
+        f"{text}; the cheapest option on a measured generation is {_label(runner)}: "
+        f"{runner.plan.size.gpus_total:,} GPUs, ${runner.monthly_cost_usd:,.2f} a month "
+        f"(${extra:,.2f}, {share:.0%} more)"
+    ]
+
+
+def _label(option: Option) -> str:
+    parts = [option.gpu]
+    if option.mig_profile:
+        parts.append(f"MIG {option.mig_profile}")
+    if option.tensor_parallel:
+        parts.append(f"TP{option.tensor_parallel}")
+    return " ".join(parts)
 
 
 def _best_effort(options: list[Option]) -> FleetPlan | None:
@@ -531,8 +584,16 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         body = plan_body(chosen, model_label, request, applied, warnings, meets_slo)
     rows: list[dict[str, Any]] | None = None
     if options is not None:
+        covered = _measured_generations(context, request, applied.inputs.engine)
+        if chosen is not None and request.gpu is None:
+
+            def rerank() -> list[Option]:
+                choices = [(label, spec) for label, spec in context.gpu_choices(request.gpus) if covered(label)]
+                return rank(model, choices, applied.inputs, request.traffic, precisions)
+
+            body["warnings"].extend(_guessed_winner(options, covered, applied.inputs.engine, rerank))
         ranks = iter(range(1, len(options) + 1))
-        listed = [option_row(next(ranks) if o.eligible else None, o) for o in options[: request.limit]]
+        listed = [option_row(next(ranks) if o.eligible else None, o, covered(o.gpu)) for o in options[: request.limit]]
         if request.gpu is None:
             rows = listed
             body.update(options=rows, options_total=len(options))

@@ -261,6 +261,31 @@ def uncertainty_ranges(
     return ranges, notes
 
 
+def coverage_notes(engine: EngineProfile, *, moe: bool, architecture: str | None, gpu_name: str) -> list[str]:
+    """What an answer under `engine` rests on that its training rows do not hold: a GPU
+    generation without a measured row (its kernel efficiencies are borrowed or the default
+    ones), a mixture-of-experts model where no row is one. Each is a guess, and says so."""
+    notes = []
+    if not measured_on(engine, architecture):
+        kind = architecture or "unknown"
+        borrowed = architectures.family(architecture)
+        source = (
+            f"its efficiencies are {engine.name}'s {borrowed} ones"
+            if borrowed and borrowed != architecture and engine.knows_architecture(borrowed)
+            else f"its efficiencies are {engine.name}'s fitted on other generations"
+        )
+        notes.append(
+            f"{engine.name} has no measured row on a {kind} GPU: {gpu_name}'s figures are a guess ({source}); "
+            "the uncertainty range is widened"
+        )
+    if moe and not engine.uncertainty.rows.get("moe"):
+        notes.append(
+            f"{engine.name} has no measured row on a mixture-of-experts model: the figures are a guess; "
+            "the uncertainty range is widened"
+        )
+    return notes
+
+
 def measured_on(engine: EngineProfile, architecture: str | None) -> bool:
     """Whether the engine's own training rows hold this GPU generation (`rows` counts them as
     "gpu:<architecture>"); without those counts, whether it has an efficiency row for it."""

@@ -359,6 +359,12 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
     warnings = list(choice.warnings)
     if inputs.engine is not None and architecture_note is not None:
         warnings.append(architecture_note)
+    if inputs.engine is not None:
+        warnings.extend(
+            engine_mod.coverage_notes(
+                inputs.engine, moe=model.is_moe, architecture=target.gpu.architecture, gpu_name=target.gpu.name
+            )
+        )
     if inputs.compute_precision is not None and inputs.compute_precision.strip().lower() == NATIVE_COMPUTE:
         peak_note = compute_peak(target.gpu, inputs.compute_precision, choice.weight_precision).warning
         if peak_note is not None:

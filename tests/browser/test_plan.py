@@ -310,6 +310,11 @@ def test_a_pasted_forecast_is_planned_as_the_api_plans_it(page: Page, server: st
         "(th) => parseFloat(getComputedStyle(th).lineHeight) || 20"
     )
     assert max(heights) < 3 * line, heights
+    # A GPU generation the engine has no measured row for is marked a guess, row by row.
+    shown = rows.evaluate_all("(rs) => rs.map((r) => r.dataset.measuredGeneration)")
+    assert shown == [{True: "true", False: "false", None: "null"}[o["measured_generation"]] for o in ranking["options"]]
+    for index, option in enumerate(ranking["options"]):
+        assert (rows.nth(index).locator(".badge.guess").count() == 1) is (option["measured_generation"] is False)
     assert [p["gpus_total"] for p in chart_points(page)] == [p["gpus_total"] for p in ranking["periods"]]
 
     # Sorting from the keyboard: by cost, then the other way.

@@ -360,3 +360,58 @@ def test_a_prefill_pool_counts_prompt_tokens_and_every_pool_says_whether_it_is_o
         assert pool["utilization_peak"] == pytest.approx(load / pool["replicas_peak"])
         assert 0 < pool["saturation_utilization_peak"] <= pool["utilization_peak"]
         assert pool["optimistic"] is (pool["saturation_utilization_peak"] > 0.8)
+
+
+# --- item 3: guesses labelled ----------------------------------------------------------------------
+
+# /plan's default question (app/static/plan/state.js) on the whole catalog.
+PLAN_DEFAULT = {
+    "model": "llama-3.1-8b",
+    "engine": "vllm",
+    "requests_per_day": 2e6,
+    "peak_to_average": 2.5,
+    "prompt_tokens": 2000,
+    "output_tokens": 400,
+    "tpot_slo_ms": 40,
+    "ttft_slo_ms": 1500,
+}
+
+
+def test_a_ranking_won_on_an_unmeasured_generation_says_so_and_what_the_best_measured_option_costs(
+    server: Server,
+) -> None:
+    rows = get_ok(server, "/v1/engines/vllm")["uncertainty"]["rows"]
+    measured = {key.split(":", 1)[1] for key, count in rows.items() if key.startswith("gpu:") and count}
+    gpus = get_ok(server, "/v1/gpus", limit=100)["items"]
+    covered = sorted(g["slug"] for g in gpus if g["architecture"] in measured)
+    body = get_ok(server, "/v1/fleet", **PLAN_DEFAULT, limit=200)
+    architecture = {g["slug"]: g["architecture"] for g in gpus}
+    for row in body["options"]:
+        assert row["measured_generation"] is (architecture[row["gpu"]] in measured)
+    best = body["options"][0]
+    if best["measured_generation"]:
+        pytest.skip(f"rank 1 ({best['gpu']}) is on a measured generation now")
+    # The answer says its figures are a guess, and widens the range.
+    name = next(g["name"] for g in gpus if g["slug"] == best["gpu"])
+    assert any(
+        w.startswith(f"vllm has no measured row on a {architecture[best['gpu']]} GPU: {name}'s figures are a guess")
+        for w in body["warnings"]
+    )
+    assert "range widened" in body["uncertainty_basis"]
+    # ...and what the cheapest option on a measured generation costs, sized: the ranking over those GPUs.
+    alone = get_ok(server, "/v1/fleet", **PLAN_DEFAULT, gpus=covered)
+    extra = alone["monthly_cost_usd"] - body["monthly_cost_usd"]
+    runner = alone["options"][0]
+    label = " ".join(
+        [
+            runner["gpu"],
+            *([f"MIG {runner['mig_profile']}"] if runner["mig_profile"] else []),
+            f"TP{runner['tensor_parallel']}",
+        ]
+    )
+    tp = f" TP{best['tensor_parallel']}" if best["tensor_parallel"] else ""
+    assert body["warnings"][-1] == (
+        f"rank 1 ({best['gpu']}{tp}) is on a GPU generation vllm has no measured row for: its figures are a guess; "
+        f"the cheapest option on a measured generation is {label}: {alone['gpus_total']:,} GPUs, "
+        f"${alone['monthly_cost_usd']:,.2f} a month (${extra:,.2f}, {extra / body['monthly_cost_usd']:.0%} more)"
+    )

@@ -123,6 +123,7 @@ export function renderOptions(
         tr.dataset.monthlyCostUsd = costOf(row) ?? "";
         tr.dataset.eligible = String(Boolean(row.eligible));
         tr.dataset.sized = String(row.sized !== false);
+        tr.dataset.measuredGeneration = String(row.measured_generation);
         tr.dataset.meetsSlo = String(row.meets_slo);
         if (row === best) tr.classList.add("cheapest");
         if (!row.eligible) tr.classList.add("ineligible");
@@ -136,6 +137,14 @@ export function renderOptions(
             const badge = document.createElement("span");
             badge.className = "badge";
             badge.textContent = "cheapest";
+            cell.append(" ", badge);
+          }
+          if (c.key === "gpu" && row.measured_generation === false) {
+            // The engine has no measured row on this GPU generation: its figures are a guess.
+            const badge = document.createElement("span");
+            badge.className = "badge guess";
+            badge.textContent = "guess";
+            badge.title = "No measured row on this GPU generation for the engine: borrowed efficiencies";
             cell.append(" ", badge);
           }
           tr.append(cell);
