@@ -1026,10 +1026,6 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, Topology
         if data.get("mode") == "simulate" and data.get("topology") == DISAGGREGATED:
             message = "a P/D unit is analytic here; /v1/fleet?topology=disaggregated&mode=simulate simulates each pool"
             raise ValidationError({"mode": [message]})
-        cached = [name for name in NOT_UNDER_ARRIVALS_YET if data.get(name)]
-        if cached and data.get("mode") != "simulate":
-            message = "prefix caching under arrivals is simulated, not yet in the analytic model: give mode=simulate"
-            raise ValidationError({name: [message] for name in cached})
 
     def typed(self, data: dict[str, Any], given: frozenset[str]) -> LatencyRequest:
         rates = (data["request_rate"],) if data.get("request_rate") is not None else tuple(data["sweep_rates"])
@@ -1192,11 +1188,6 @@ class PlanningEndpoint:
     schema: Schema
 
 
-# Prefix caching is in the steady state, the lab's prefill and the simulator, not yet in the
-# queueing model: /v1/fleet does not take it (an unknown field, 422), /v1/latency only with
-# mode=simulate.
-NOT_UNDER_ARRIVALS_YET = ("prefix_cache_hit_rate", "shared_prefix_tokens")
-
 PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/fit", "planning.fit", "fit", FitSchema()),
     PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
@@ -1221,7 +1212,7 @@ PLANNING_ENDPOINTS = (
         "/v1/fleet",
         "fleet.fleet",
         "fleet",
-        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context", *NOT_UNDER_ARRIVALS_YET)),
+        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # A day of a fleet under a policy: the replica's knobs as /v1/latency's, the hours' traffic.
     PlanningEndpoint(

@@ -1169,8 +1169,9 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "periods": "Every UTC hour from the first arrival's to the last's, empty ones included.",
         "fleet_request": (
             "A /v1/fleet body for the log's traffic: requests_per_day, peak_to_average, mean lengths (rounded) and "
-            "their cv (at most 4), gamma arrivals of the fitted burstiness (Poisson when none), the model and the "
-            "gpu when given. Null when no model is known (no `model` column and no ?model=)."
+            "their cv (at most 4), gamma arrivals of the fitted burstiness (Poisson when none), the log's "
+            "prefix_cache_hit_rate when it has cached tokens, the model and the gpu when given. Null when no model is "
+            "known (no `model` column and no ?model=)."
         ),
         "warnings": "What the profile could not determine, and how it read the log.",
     },

@@ -81,6 +81,8 @@ def fleet_request(found: TraceProfile, model: str, gpu: str | None) -> dict[str,
             "output_tokens_cv": min(MAX_LENGTH_CV, found.output_tokens.cv),
         }
     )
+    if found.prefix_cache_hit_rate:
+        body["prefix_cache_hit_rate"] = found.prefix_cache_hit_rate
     if found.burstiness is None:
         body["arrival"] = "poisson"
     else:

@@ -39,11 +39,11 @@ ENGINE_LEAVES_OUT = (
 
 # Said instead when random arrivals are modelled (/v1/latency, /v1/fleet): queueing is in.
 ARRIVALS_LEAVES_OUT = (
-    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, prefix-cache savings, "
+    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, prefix-cache hits not given, "
     "speculative decoding, priority scheduling and the API server's own queue: lower bounds on time"
 )
 ENGINE_ARRIVALS_LEAVES_OUT = (
-    "prefix-cache hits, speculative decoding, priority scheduling and the API server's own queue, and "
+    "prefix-cache hits not given, speculative decoding, priority scheduling and the API server's own queue, and "
     "software-version differences; request lengths are drawn from gamma distributions of the given mean and spread"
 )
 
@@ -250,7 +250,7 @@ def _fit_on(
             output_tokens=inputs.output_tokens,
             concurrency=inputs.concurrency,
             block_size=block,
-            shared_prefix_tokens=inputs.shared_prefix_tokens,
+            shared_prefix_tokens=min(inputs.shared_prefix_tokens, inputs.prompt_tokens),
         )
         return result, None, components
     assert inputs.max_batched_tokens is not None and inputs.max_num_seqs is not None
@@ -283,7 +283,7 @@ def _fit_on(
         output_tokens=inputs.output_tokens,
         concurrency=inputs.concurrency,
         block_size=engine.block_size,
-        shared_prefix_tokens=inputs.shared_prefix_tokens,
+        shared_prefix_tokens=min(inputs.shared_prefix_tokens, inputs.prompt_tokens),
     )
     return result, reserved, components
 

@@ -363,6 +363,14 @@ def _solve(cdf: Cdf, p: float, hi: float, precision: float = REPORTED_PRECISION)
     return (lo + hi) / 2
 
 
+def _cached_tokens(traffic: Traffic, prompt: float) -> float:
+    """Tokens of a `prompt`-token prompt found in the prefix cache (Traffic.cached_tokens, for
+    a quadrature node's fractional length)."""
+    if not traffic.prefix_cache_hit_rate and not traffic.shared_prefix_tokens:
+        return 0.0
+    return max(0.0, min(prompt - 1.0, max(traffic.prefix_cache_hit_rate * prompt, float(traffic.shared_prefix_tokens))))
+
+
 @dataclass(frozen=True)
 class ReplicaModel:
     steps: StepModel
@@ -384,6 +392,11 @@ class ReplicaModel:
     seats_bound: str
     saturation_rate_per_s: float
     saturation_bound: str
+    # Prefix caching: prompt_nodes and prompt_mean are the tokens a prefill computes; each
+    # attends to cached tokens of this share of its own (0 without a cache), and the shared
+    # prefix is held once, outside the sequences' KV.
+    cached_per_computed: float = 0.0
+    shared_prefix_tokens: float = 0.0
 
     @classmethod
     def build(cls, steps: StepModel, traffic: Traffic, limits: Limits, seat_cap: str = MAX_NUM_SEQS) -> ReplicaModel:
@@ -399,16 +412,25 @@ class ReplicaModel:
         on = length_nodes(traffic.output_tokens, traffic.output_tokens_cv, traffic.length_distribution)
         p_mean = sum(pn) / len(pn)
         o_mean = sum(on) / len(on)
-        p2 = sum(p * p for p in pn) / len(pn)
         d_mean = sum(o - 1 for o in on) / len(on)
         # A decoding request's context runs P .. P + O - 2 over its O - 1 steps.
         tri = sum((o - 1) * o / 2 for o in on) / len(on)
         context = p_mean + (tri / d_mean if d_mean > 0 else 0.0)
+        # The KV a sequence holds itself: the shared prefix is held once, outside it.
+        shared = float(min(traffic.shared_prefix_tokens, cap - 2))
+        own = [max(0.0, p - shared) for p in pn] if shared else list(pn)
+        own_mean = sum(own) / len(own)
+        own2 = sum(p * p for p in own) / len(own)
         # Per decode second: sum over steps of context, and of context^2.
-        kv1 = p_mean * d_mean + tri
-        kv2 = sum((o - 1) * p2 + p_mean * (o - 1) * o + (o - 1) * o * (2 * o - 1) / 6 for o in on) / len(on)
-        footprint = p_mean + o_mean / 2
-        kv_seats = cap / footprint
+        kv1 = own_mean * d_mean + tri
+        kv2 = sum((o - 1) * own2 + own_mean * (o - 1) * o + (o - 1) * o * (2 * o - 1) / 6 for o in on) / len(on)
+        footprint = own_mean + o_mean / 2
+        kv_seats = (cap - shared) / footprint
+        # What a prefill computes: the prompt less its cached tokens (never the last one).
+        cached = [_cached_tokens(traffic, p) for p in pn]
+        pn = tuple(p - c for p, c in zip(pn, cached, strict=True))
+        computed_mean = sum(pn) / len(pn)
+        cached_share = sum(cached) / len(cached) / computed_mean
         seats = float(min(limits.max_num_seqs, limits.max_batched_tokens))
         bound = seat_cap
         if kv_seats < seats:
@@ -419,7 +441,7 @@ class ReplicaModel:
             limits=limits,
             prompt_nodes=pn,
             output_nodes=on,
-            prompt_mean=p_mean,
+            prompt_mean=computed_mean,
             output_mean=o_mean,
             decode_steps_mean=d_mean,
             decode_context=context,
@@ -428,11 +450,13 @@ class ReplicaModel:
             kv_per_rate_square=kv2,
             output_var=sum((o - o_mean) ** 2 for o in on) / len(on),
             attended_context=steps.attended(context),
-            prompt_attention_flops=steps.chunk_attention_flops(p_mean, 0.0),
+            prompt_attention_flops=steps.chunk_attention_flops(computed_mean, computed_mean * cached_share),
             seats=seats,
             seats_bound=bound,
             saturation_rate_per_s=1.0,
             saturation_bound=SATURATION,
+            cached_per_computed=cached_share,
+            shared_prefix_tokens=shared,
         )
         rate, why = model._saturation()
         return replace(model, saturation_rate_per_s=rate, saturation_bound=why)
@@ -472,7 +496,11 @@ class ReplicaModel:
         room = max(1.0, self.limits.max_batched_tokens - decodes)
         k = math.ceil(prompt / room - 1e-9)
         chunk = prompt / k
-        whole = self.prompt_attention_flops if prompt == self.prompt_mean else s.chunk_attention_flops(prompt, 0.0)
+        whole = (
+            self.prompt_attention_flops
+            if prompt == self.prompt_mean
+            else s.chunk_attention_flops(prompt, prompt * self.cached_per_computed)
+        )
         t = s.time_parts_s(decodes, decodes * self.attended_context, chunk, whole / k, s.attended(chunk))
         return k, chunk, t
 
@@ -740,7 +768,7 @@ class ReplicaModel:
         core = self.mean_core(rate_per_s)
         util = rate_per_s / self.saturation_rate_per_s
         kv_mean, kv_sd = self._kv(core)
-        kv_ok = kv_mean + KV_SIGMAS * kv_sd <= self.limits.kv_capacity_tokens
+        kv_ok = kv_mean + KV_SIGMAS * kv_sd <= self.limits.kv_capacity_tokens - self.shared_prefix_tokens
         return core, util, core.stable and util < 1.0, (kv_mean, kv_sd), kv_ok
 
     def _kv(self, core: MeanCore) -> tuple[float, float]:

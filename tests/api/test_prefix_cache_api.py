@@ -45,13 +45,24 @@ def test_bad_prefix_values_are_422_naming_the_field(client: FlaskClient, extra: 
     assert field in response.get_json()["errors"]
 
 
-def test_the_fleet_and_analytic_latency_do_not_take_prefix_caching_yet(client: FlaskClient) -> None:
-    fleet = client.post("/v1/fleet", json={**L8_H100, "requests_per_day": 1e5, "prefix_cache_hit_rate": 0.5})
-    assert fleet.status_code == 422
-    assert "prefix_cache_hit_rate" in fleet.get_json()["errors"]
-    latency = client.post("/v1/latency", json={**L8_H100, "request_rate": 1, "shared_prefix_tokens": 100})
-    assert latency.status_code == 422
-    assert "mode=simulate" in latency.get_json()["errors"]["shared_prefix_tokens"][0]
+def test_a_chat_fleet_with_a_prefix_cache_needs_fewer_gpus(client: FlaskClient) -> None:
+    traffic = {
+        **L8_H100,
+        "engine": "vllm",
+        "requests_per_day": 5e6,
+        "prompt_tokens": 8000,
+        "output_tokens": 200,
+        "ttft_slo_ms": 2000,
+        "tpot_slo_ms": 50,
+    }
+    plain = client.post("/v1/fleet", json=traffic)
+    cached = client.post("/v1/fleet", json={**traffic, "prefix_cache_hit_rate": 0.75})
+    shared = client.post("/v1/fleet", json={**traffic, "shared_prefix_tokens": 6000})
+    assert plain.status_code == cached.status_code == shared.status_code == 200, cached.get_data(as_text=True)[:300]
+    gpus = [r.get_json()["gpus_total"] for r in (plain, cached, shared)]
+    assert gpus[1] <= 0.6 * gpus[0] and gpus[2] <= 0.6 * gpus[0], gpus
+    analytic = client.post("/v1/latency", json={**L8_H100, "request_rate": 1, "shared_prefix_tokens": 100})
+    assert analytic.status_code == 200
 
 
 def test_simulated_latency_and_batches_take_prefix_caching(client: FlaskClient) -> None:

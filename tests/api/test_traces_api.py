@@ -43,6 +43,7 @@ def test_a_csv_log_is_profiled_and_its_fleet_request_plans_it(client: FlaskClien
     assert fleet_body["gpu"] == "h100-sxm"
     assert fleet_body["arrival"] == "gamma"
     assert fleet_body["prompt_tokens"] == round(expected.prompt_tokens.mean)
+    assert fleet_body["prefix_cache_hit_rate"] == pytest.approx(0.25, abs=0.001)
     planned = client.post("/v1/fleet", json={**fleet_body, "tpot_slo_ms": 50, "ttft_slo_ms": 2000})
     assert planned.status_code == 200, planned.get_data(as_text=True)[:500]
     assert planned.get_json()["gpus_total"] >= 2

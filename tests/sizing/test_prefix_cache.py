@@ -139,3 +139,32 @@ def test_a_shared_prefix_held_once_lets_the_simulator_run_more_sequences_at_once
     assert shared.steps < plain.steps / 3
     assert shared.makespan_s < plain.makespan_s / 2
     assert shared.output_tokens == plain.output_tokens == 200 * 512
+
+
+# --- the analytic queueing model against the simulator ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [{"prefix_cache_hit_rate": 0.75}, {"shared_prefix_tokens": 3000}],
+    ids=["hit rate 0.75", "3,000 shared"],
+)
+def test_the_queueing_model_follows_the_simulator_with_a_prefix_cache(prefix: dict[str, float]) -> None:
+    from app.sizing import timing
+    from app.sizing.queueing import ReplicaModel
+    from app.sizing.simulate import Limits, Traffic, simulate
+    from tests.sizing.test_burst import H100_ENGINE
+
+    # 4,000-token prompts (spread 0.5), 200-token answers; 60,000 tokens of KV, so the shared
+    # prefix held once doubles the seats.
+    work = timing.Workload(LLAMA_31_8B, "bf16", "bf16", 1, 4000, 200)
+    steps = timing.StepModel.build(work, H100_ENGINE)
+    limits = Limits(2048, 256, 60_000)
+    plain = ReplicaModel.build(steps, Traffic(1.0, 4000, 200, 0.5, 0.0), limits)
+    cached = ReplicaModel.build(steps, Traffic(1.0, 4000, 200, 0.5, 0.0, **prefix), limits)
+    assert cached.saturation_rate_per_s > 1.2 * plain.saturation_rate_per_s
+    rate = 0.5 * cached.saturation_rate_per_s
+    analytic = cached.latency(rate)
+    simulated = simulate(steps, Traffic(rate, 4000, 200, 0.5, 0.0, **prefix), limits, seed=1, requests=4000)
+    assert analytic.ttft_s.p50 == pytest.approx(simulated.ttft_s.p50, rel=0.35)
+    assert analytic.tpot_s.mean == pytest.approx(simulated.tpot_s.mean, rel=0.25)
