@@ -25,9 +25,12 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 bind = f"{os.environ.get('BIND_HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 # Planning is CPU-bound and quick: a process per core, capped so a big host does not fork dozens.
 workers = int(os.environ.get("WEB_CONCURRENCY") or min(multiprocessing.cpu_count() * 2 + 1, 8))
-# The sync worker, with gunicorn's own error answers (a request line it cannot parse) written
-# as problem+json with an X-Request-ID instead of an HTML page.
+# gunicorn's gthread worker with one app thread (requests run one at a time, as under the sync
+# worker) and a lane of its own for /livez and /healthz, so that probes answer at once while the
+# app waits on a frozen database; gunicorn's own error answers (a request line it cannot parse)
+# are problem+json with an X-Request-ID instead of an HTML page (app/gunicorn_worker.py).
 worker_class = "app.gunicorn_worker.ProblemJsonWorker"
+threads = 1
 # gunicorn's request-line (4,094 bytes) and header-field (8,190) limits would answer a long GET
 # with an HTML page: the request line is unlimited here (gunicorn still stops at 1 MiB) and
 # header fields may be 64 KiB, so the app's own limits (app/api/edge.py: 16 KiB URLs, 8 KiB per
@@ -38,7 +41,8 @@ limit_request_fields = 200
 # Heartbeat files on tmpfs: a slow disk must not make the arbiter kill healthy workers.
 worker_tmp_dir = "/dev/shm"
 # A request still running after 30 s is a bug (every computation stops at TIME_BUDGET_S, 20 s by
-# default, with a 503): the worker is replaced, and the request counted and logged (worker_abort).
+# default, with a 503): the worker is replaced, and the request counted and logged (worker_abort);
+# the worker sends its heartbeat only between app requests (app/gunicorn_worker.py).
 timeout = 30
 graceful_timeout = 30
 keepalive = 5

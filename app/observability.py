@@ -17,6 +17,7 @@ import os
 import platform
 import re
 import sys
+import threading
 import time
 import tomllib
 import uuid
@@ -206,16 +207,17 @@ def _outcome(status: int) -> str:
     return "client_error" if status < 500 else "server_error"
 
 
-# The request this worker is running (a sync worker runs one at a time), for the gunicorn
-# hooks that run when the worker is aborted or interrupted mid-request.
-_running: dict[str, Any] = {}
+# The requests this worker is running, by thread (the app lane runs one at a time, the probe
+# lane one probe: app/gunicorn_worker.py), for the gunicorn hooks that run when the worker is
+# aborted or interrupted mid-request.
+_running: dict[int, dict[str, Any]] = {}
 
 
 def _before() -> None:
     g.observed_start = time.perf_counter()
     g.observed_labels = _labels()
     IN_PROGRESS.labels(*g.observed_labels).inc()
-    _running.update(
+    _running[threading.get_ident()] = dict(
         request_id=request_id(),
         method=request.method,
         path=request.path,
@@ -228,22 +230,21 @@ def worker_stopped(how: str) -> None:
     """In a worker that gunicorn aborts (`how`: "timeout") or interrupts mid-request: count
     the request in fleet_sizer_worker_timeouts_total and log it with its request id (the
     client gets no answer, so no access line would say it happened). Nothing running:
-    nothing is logged."""
-    if not _running:
-        return
-    method, route = _running["labels"]
-    WORKER_TIMEOUTS.labels(method, route).inc()
-    logging.getLogger(ACCESS_LOGGER).error(
-        "worker stopped mid-request",
-        extra={
-            "reason": how,
-            "method": _running["method"],
-            "path": _running["path"],
-            "route": route,
-            "duration_ms": round((time.perf_counter() - _running["start"]) * 1000, 3),
-            "request_id": _running["request_id"],
-        },
-    )
+    nothing is logged. Several (a probe beside the app's request): each, the oldest first."""
+    for running in sorted(list(_running.values()), key=lambda item: item["start"]):
+        method, route = running["labels"]
+        WORKER_TIMEOUTS.labels(method, route).inc()
+        logging.getLogger(ACCESS_LOGGER).error(
+            "worker stopped mid-request",
+            extra={
+                "reason": how,
+                "method": running["method"],
+                "path": running["path"],
+                "route": route,
+                "duration_ms": round((time.perf_counter() - running["start"]) * 1000, 3),
+                "request_id": running["request_id"],
+            },
+        )
 
 
 def _after(response: Response) -> Response:
@@ -274,7 +275,7 @@ def _after(response: Response) -> Response:
 
 
 def _teardown(_exc: BaseException | None = None) -> None:
-    _running.clear()
+    _running.pop(threading.get_ident(), None)
     labels = g.pop("observed_labels", None)
     if labels is not None:
         IN_PROGRESS.labels(*labels).dec()

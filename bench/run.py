@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     healthz = results[HEALTHZ[0]].requests_per_s
     print(
         f"\nwrk {args.rounds} x {seconds} s per endpoint (interleaved), {args.connections} connections, "
-        f"{args.threads} threads; gunicorn {args.workers} sync workers on 127.0.0.1 ({os.cpu_count()} cores)"
+        f"{args.threads} threads; gunicorn {args.workers} workers (1 app thread) on 127.0.0.1 ({os.cpu_count()} cores)"
     )
     print(f"{'endpoint':32} {'req/s':>9} {'p99 ms':>8} {'vs /healthz':>12} {'non-2xx':>8}")
     ok = True

@@ -100,7 +100,7 @@ def running_server(
     env: Mapping[str, str] | None = None,
     prepare_multiproc_dir: Any = None,
 ) -> Iterator[Server]:
-    """gunicorn with `workers` sync workers on a free loopback port, over a fresh SQLite
+    """gunicorn with `workers` workers (gunicorn.conf.py) on a free loopback port, over a fresh SQLite
     catalog in `workdir` (a temporary directory by default), or the `DATABASE_URL` of `env`
     (migrated and seeded first); stopped on exit."""
     with tempfile.TemporaryDirectory(prefix="fleet-sizer-server-") as scratch:

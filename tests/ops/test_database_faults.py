@@ -310,3 +310,43 @@ def test_a_database_that_stops_answering_never_stalls_a_worker(own_database: tup
             assert not _worker_deaths(server)
             assert sum("Booting worker" in line for line in server.log_lines()) == booted
     assert os.environ.get("DATABASE_URL", "") != env["DATABASE_URL"]
+
+
+def test_probes_answer_within_a_second_while_requests_wait_on_a_frozen_database(
+    own_database: tuple[str, str, Any],
+) -> None:
+    """Every worker busy with requests that wait on the database (planning's first check after
+    the freeze, catalog listings that read it): /livez and /healthz still answer at once, for
+    they never queue behind those requests (app/gunicorn_worker.py's probe lane)."""
+    server_url, name, _admin_engine = own_database
+    target = make_url(server_url)
+    with FreezingProxy((target.host or "127.0.0.1", target.port or 5432)) as proxy:
+        env = {**FAST, "DB_RETRY_MAX_S": "2", "DATABASE_URL": _url(server_url, name, port=proxy.port)}
+        with running_server(2, env=env) as server:
+            _warm(server, 2)
+            proxy.frozen.set()
+            time.sleep(CHECK_INTERVAL_S)  # every worker's next planning request checks the database
+            in_flight = [FIT, FLEET, FIT, FLEET] + ["/v1/models", "/v1/gpus"] * 2
+            results: list[tuple[int, float]] = []
+
+            def send(path: str) -> None:
+                status, _, _, elapsed = _get(server, path, timeout=20)
+                results.append((status, elapsed))
+
+            senders = [threading.Thread(target=send, args=(path,)) for path in in_flight]
+            for sender in senders:
+                sender.start()
+            time.sleep(0.3)  # the requests have reached the workers
+            probes = []
+            for path in ("/livez", "/healthz") * 3:
+                status, _, body, elapsed = _get(server, path, timeout=10)
+                probes.append((path, status, round(elapsed, 3)))
+                assert status == 200 and body == {"status": "ok"}
+            for sender in senders:
+                sender.join(timeout=30)
+            assert all(elapsed < 1.0 for _, _, elapsed in probes), probes
+            # The requests did wait on the database: the probes did not wait behind them.
+            assert max(elapsed for _, elapsed in results) > 1.0, results
+            proxy.frozen.clear()
+            _wait_recovered(server, "faulty-after")
+            assert not _worker_deaths(server)

@@ -427,7 +427,7 @@ def test_workers_fit_the_cpu_request() -> None:
     assert workers == gunicorn_settings({"WEB_CONCURRENCY": str(workers)})["workers"]
     cpu = CONTAINER["resources"]["requests"]["cpu"]
     cores = float(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
-    assert workers <= max(1, 2 * cores), "sync workers beyond the CPU only queue"
+    assert workers <= max(1, 2 * cores), "workers (one app thread each) beyond the CPU only queue"
 
 
 def mounts(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, dict[str, Any]]:
