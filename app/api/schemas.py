@@ -65,6 +65,7 @@ from app.sizing.specs import (
     MigProfile,
     ModelSpec,
     default_head_dim,
+    mig_profile_problems,
     model_defaults,
 )
 
@@ -377,8 +378,9 @@ class GpuFiguresSchema(Schema):
         memory_gb = data.get("memory_gb")
         errors = {}
         for index, profile in enumerate(data.get("mig_profiles") or []):
-            if memory_gb is not None and profile.memory_gb > memory_gb:
-                errors[f"mig_profiles.{index}.memory_gb"] = [f"must be at most the card's memory_gb ({memory_gb})"]
+            # Within the card, as NVIDIA's profiles are: instances x slices and x memory.
+            for name, problem in mig_profile_problems(profile, memory_gb).items():
+                errors[f"mig_profiles.{index}.{name}"] = [problem]
         if errors:
             raise ValidationError(errors)
 

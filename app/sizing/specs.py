@@ -7,6 +7,7 @@ core never sees an ORM object or a request.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,6 +141,37 @@ class MigProfile:
     memory_slices: int
     memory_gb: float
     max_instances: int
+
+
+# NVIDIA's MIG geometry: HBM in eighths, SMs in at most sevenths (A30 and RTX PRO 6000 in quarters).
+MIG_MEMORY_SLICES = 8
+MIG_COMPUTE_SLICES = 7
+
+
+def mig_profile_problems(profile: MigProfile, card_memory_gb: float | None) -> dict[str, str]:
+    """What makes a MIG profile impossible on its card, by field: its instances together need
+    more memory eighths or compute slices than a card has, or its memory is more than its
+    eighths of the card's (NVIDIA's names round up to a whole GB: 3g.71gb is 4/8 of 141 GB)."""
+    problems = {}
+    n = profile.max_instances
+    if profile.memory_slices * n > MIG_MEMORY_SLICES:
+        problems["max_instances"] = (
+            f"{n} instances of {profile.memory_slices}/{MIG_MEMORY_SLICES} of the memory need "
+            f"{profile.memory_slices * n} eighths: a card has {MIG_MEMORY_SLICES}"
+        )
+    elif profile.compute_slices * n > MIG_COMPUTE_SLICES:
+        problems["max_instances"] = (
+            f"{n} instances of {profile.compute_slices} compute slices need {profile.compute_slices * n}: "
+            f"a card has at most {MIG_COMPUTE_SLICES}"
+        )
+    if card_memory_gb is not None:
+        share_gb = math.ceil(profile.memory_slices * card_memory_gb / MIG_MEMORY_SLICES - 1e-9)
+        if profile.memory_gb > share_gb:
+            problems["memory_gb"] = (
+                f"{profile.memory_gb:g} GB is more than {profile.memory_slices}/{MIG_MEMORY_SLICES} of the card's "
+                f"{card_memory_gb:g} GB ({share_gb} GB rounded up)"
+            )
+    return problems
 
 
 @dataclass(frozen=True)

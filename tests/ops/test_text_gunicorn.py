@@ -1,6 +1,7 @@
 """Against real gunicorn, on SQLite and on PostgreSQL: a lone UTF-16 surrogate in a JSON body
 (text no driver or CSV writer can encode) is a 422 naming the field, on a CSV planning answer
-and on a catalog write, never a 500 (issue 19, item 2)."""
+and on a catalog write, never a 500 (issue 19, item 2); a MIG layout no card can hold is
+a 422 naming the profile's field (item 3)."""
 
 from __future__ import annotations
 
@@ -75,3 +76,17 @@ def test_a_lone_surrogate_is_a_422_naming_the_field(server: Server, path: str, r
     status, _, _ = server.get("/v1/gpus/card-x")
     assert status == 404
     assert server.get("/healthz")[0] == 200
+
+
+def test_a_mig_layout_the_card_cannot_hold_is_a_422_naming_the_profile(server: Server) -> None:
+    # Seven instances of the whole card (8/8 of its memory each) on one H100-sized card.
+    profile = '{"name": "7g.80gb", "compute_slices": 7, "memory_slices": 8, "memory_gb": 80, "max_instances": 7}'
+    card = (
+        '{"slug": "seven-cards", "name": "Seven cards", "vendor": "nvidia", "gpus_per_node": 8, '
+        '"source": "test", "memory_gb": 80, "memory_bandwidth_tb_per_s": 3.35, "peak_tflops": {"bf16": 989}, '
+        '"mig_profiles": [' + profile + "]}"
+    )
+    status, _, body = post(server, "/v1/gpus", card)
+    assert status == 422, body
+    assert list(body["errors"]) == ["mig_profiles.0.max_instances"]
+    assert server.get("/v1/gpus/seven-cards")[0] == 404
