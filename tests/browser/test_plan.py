@@ -529,3 +529,33 @@ def test_a_pasted_request_log_sets_the_traffic_as_v1_traces_reads_it(page: Page,
     assert problem["detail"] in beside.inner_text()
     assert "line 4, column timestamp" in beside.inner_text()
     assert leaving(requests, server) == []
+
+
+LABEL_BOXES = """(svg) => [svg.querySelector('.slo-label'), svg.querySelector('.point-label')].map((t) => {
+    if (!t) return null;
+    const r = t.getBoundingClientRect();
+    return [r.left, r.top, r.right, r.bottom];
+})"""
+
+
+@pytest.mark.parametrize("width", [VIEWPORT["width"], 390])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "gpu=h100-sxm",  # the planned point sits just under the TPOT SLO, beside its label
+        "gpu=h100-sxm&tpot_slo_ms=60&ttft_slo_ms=800",
+        "gpu=a100-sxm-80gb&model=llama-3.1-70b",
+    ],
+)
+def test_a_latency_chart_s_point_label_never_overlaps_its_slo_label(
+    page: Page, server: str, query: str, width: int
+) -> None:
+    page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+    page.goto(f"{server}/plan?{query}")
+    rendered(page)
+    for chart in ("#ttft-chart", "#tpot-chart"):
+        slo, point = page.locator(chart).evaluate(LABEL_BOXES)
+        if slo is None or point is None:
+            continue
+        apart = slo[2] <= point[0] or point[2] <= slo[0] or slo[3] <= point[1] or point[3] <= slo[1]
+        assert apart, f"{chart}: the SLO label {slo} overlaps the point label {point}"

@@ -211,10 +211,12 @@ export function drawLatency(svg, { rows, metric, percentile, slo, operating, cap
   }
   svg.append(plot);
 
+  let sloLabel = null;
   if (slo != null) {
     const g = el("g", { class: "slo", "data-slo-ms": slo });
     g.append(el("line", { x1: left, x2: right, y1: y(slo), y2: y(slo), "stroke-dasharray": "6 4" }));
-    g.append(el("text", { x: right - 4, y: y(slo) - 5, class: "slo-label" }, `SLO ${fmt.ms(slo)} ms`));
+    sloLabel = el("text", { x: right - 4, y: y(slo) - 5, class: "slo-label" }, `SLO ${fmt.ms(slo)} ms`);
+    g.append(sloLabel);
     svg.append(g);
   }
   if (capacity != null && capacity <= maxRate) {
@@ -247,16 +249,43 @@ export function drawLatency(svg, { rows, metric, percentile, slo, operating, cap
       const py = y(Math.min(value, axis.top));
       g.append(el("circle", { cx: px, cy: py, r: 5.5 }));
       const leftSide = px > (left + right) / 2;
-      g.append(
-        el(
-          "text",
-          { x: leftSide ? px - 8 : px + 8, y: Math.max(top + 12, py - 10), class: `point-label${leftSide ? " end" : ""}` },
-          `${fmt.ms(value)} ms at ${fmt.rate(row.request_rate)}/s`,
-        ),
+      const pointLabel = el(
+        "text",
+        { x: leftSide ? px - 8 : px + 8, y: Math.max(top + 12, py - 10), class: `point-label${leftSide ? " end" : ""}` },
+        `${fmt.ms(value)} ms at ${fmt.rate(row.request_rate)}/s`,
       );
+      g.append(pointLabel);
+      svg.append(g);
+      if (sloLabel) separate(sloLabel, pointLabel, { py, top, bottom, left });
+    } else {
+      svg.append(g);
     }
-    svg.append(g);
   }
+}
+
+// Space kept between two labels, px: closer than this they read as one.
+const LABEL_GAP = 4;
+
+function overlap(a, b) {
+  const r = a.getBBox();
+  const q = b.getBBox();
+  if (!r.width || !q.width) return false; // not laid out (a hidden chart): nothing to compare
+  const gap = LABEL_GAP;
+  return r.x < q.x + q.width + gap && q.x < r.x + r.width + gap && r.y < q.y + q.height + gap && q.y < r.y + r.height + gap;
+}
+
+/** Keep the point's label off the SLO's: below the point, else the SLO label to the line's left end. */
+function separate(sloLabel, pointLabel, { py, top, bottom, left }) {
+  if (!overlap(sloLabel, pointLabel)) return;
+  const below = py + 18;
+  if (below < bottom - 4) {
+    pointLabel.setAttribute("y", String(below));
+    if (!overlap(sloLabel, pointLabel)) return;
+    pointLabel.setAttribute("y", String(Math.max(top + 12, py - 10)));
+  }
+  sloLabel.setAttribute("x", String(left + 4));
+  sloLabel.style.textAnchor = "start";
+  if (overlap(sloLabel, pointLabel)) pointLabel.setAttribute("y", String(Math.min(bottom - 4, below)));
 }
 
 // --- how the fleet is paid for --------------------------------------------------------------
