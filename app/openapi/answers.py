@@ -992,6 +992,7 @@ class ImportDerivation(Schema):
     kv_bytes_per_token = fields.Integer(required=True)
     assumptions = fields.List(fields.String(), required=True)
     safetensors = fields.Nested("SafetensorsSummary", required=True, allow_none=True)
+    warnings = fields.List(fields.String(), required=True)
 
 
 class ModelPreview(Schema):

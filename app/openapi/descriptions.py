@@ -1907,6 +1907,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "params": "Where the config-derived parameters sit, count each (ParamBreakdown).",
         "family": "Family the config was read as.",
         "kv_bytes_per_token": "KV cache per token at bf16 over every layer, bytes (MLA: latent + rope key).",
+        "warnings": (
+            "Where the safetensors header and the config disagree by more than 5%: a header far short of the "
+            "config (one shard of several) keeps the config's count; one far above it (weights the config does "
+            "not describe) keeps the header's. Empty when they agree."
+        ),
     },
     "ImportRequest": {
         "slug": ("Catalog slug; default: from the config's _name_or_path (required when it has none, unless dry_run)."),

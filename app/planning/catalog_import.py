@@ -33,6 +33,10 @@ _NOT_SLUG = re.compile(r"[^a-z0-9.-]+")
 _COUNTED = {True: "exact, from the safetensors header", False: "computed from the config fields"}
 # The header's count may differ from the config's by this share before a note says so.
 _COUNT_TOLERANCE = 0.005
+# Past this share the two disagree (a warning says so): a header far short of the config is
+# taken for part of the checkpoint (one shard of several) and the config's count is kept; one
+# far above it holds weights the text config does not describe (a vision tower) and is kept.
+_DISAGREEMENT = 0.05
 
 
 def _slug_from_repo(repo: str | None) -> str | None:
@@ -70,12 +74,27 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
     if data.get("safetensors_header") is not None:
         summary = _summarise(data["safetensors_header"], derived.layers)
     notes = list(derived.assumptions)
+    warnings: list[str] = []
     params_total = derived.params_total if summary is None else summary.params_total
-    if summary is not None and abs(summary.params_total / derived.params_total - 1) > _COUNT_TOLERANCE:
-        notes.append(
-            f"the header holds {summary.params_total} parameters, the config implies {derived.params_total}: "
-            "the header's exact count is stored"
-        )
+    from_header = summary is not None
+    if summary is not None:
+        ratio = summary.params_total / derived.params_total
+        said = f"the header holds {summary.params_total:,} parameters, the config implies {derived.params_total:,}"
+        if ratio < 1 - _DISAGREEMENT:
+            params_total, from_header = derived.params_total, False
+            warnings.append(
+                f"{said} ({ratio:.1%} of it): the header looks like part of the checkpoint (one shard of several?), "
+                "so the config's count is stored; send every shard's header for an exact count"
+            )
+            notes.append(warnings[-1])
+        elif ratio > 1 + _DISAGREEMENT:
+            warnings.append(
+                f"{said} ({ratio:.1%} of it): the checkpoint holds weights the config does not describe (a vision "
+                "tower, an extra head?); the header's exact count is stored"
+            )
+            notes.append(warnings[-1])
+        elif abs(ratio - 1) > _COUNT_TOLERANCE:
+            notes.append(f"{said}: the header's exact count is stored")
     # Header dtypes, else the config's ignore lists; the notes say which (and any disagreement).
     quantized_components, quantization_notes = hf_config.settle_quantized_components(derived, summary)
     notes.extend(quantization_notes)
@@ -88,7 +107,7 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
         "name": data.get("name") or (hf_repo.rsplit("/", 1)[-1] if hf_repo else slug) or "imported model",
         "source": data.get("source")
         or f"{hf_repo + ' ' if hf_repo else ''}config.json, derived by the Hugging Face import; "
-        f"params_total {_COUNTED[summary is not None]}",
+        f"params_total {_COUNTED[from_header]}",
         "notes": "; ".join(notes) or None,
     }
     if slug is None and not data.get("dry_run"):
@@ -101,6 +120,7 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
         "kv_bytes_per_token": derived.kv_bytes_per_token,
         "assumptions": notes,
         "safetensors": summary.as_dict() if summary else None,
+        "warnings": warnings,
     }
     return values, report
 

@@ -368,3 +368,35 @@ def test_a_malformed_ignore_list_is_422_naming_it(client: FlaskClient) -> None:
     response = post_import(client, {"config": config, "slug": "x"})
     assert response.status_code == 422
     assert "config.quantization_config.ignore" in response.get_json()["errors"]
+
+
+def test_a_header_far_short_of_the_config_is_taken_for_one_shard_and_the_config_kept(client: FlaskClient) -> None:
+    # Half the tensors: what one shard of a two-shard checkpoint holds.
+    header = dense_header(TINY_LLAMA)
+    names = [k for k in header if k != "__metadata__"]
+    one_shard = {name: header[name] for name in names[: len(names) // 2]}
+    body = post_import(client, {"config": TINY_LLAMA, "dry_run": True, "slug": "x", "safetensors_header": one_shard})
+    derivation = body.get_json()["derivation"]
+    from_config, from_header = derivation["params_total_from_config"], derivation["safetensors"]["params_total"]
+    assert from_header < 0.95 * from_config
+    assert body.get_json()["model"]["params_total"] == from_config
+    assert "computed from the config fields" in body.get_json()["model"]["source"]
+    [warning] = derivation["warnings"]
+    assert f"the header holds {from_header:,} parameters, the config implies {from_config:,}" in warning
+    assert "one shard of several" in warning
+
+
+def test_a_header_far_above_the_config_is_stored_with_a_warning(client: FlaskClient) -> None:
+    header = dense_header({**TINY_LLAMA, "intermediate_size": 256})
+    derivation = post_import(client, {"config": TINY_LLAMA, "dry_run": True, "safetensors_header": header}).get_json()[
+        "derivation"
+    ]
+    assert derivation["safetensors"]["params_total"] > 1.05 * derivation["params_total_from_config"]
+    [warning] = derivation["warnings"]
+    assert "the config does not describe" in warning
+
+
+def test_an_agreeing_header_warns_of_nothing(client: FlaskClient) -> None:
+    header = dense_header(TINY_LLAMA)
+    body = post_import(client, {"config": TINY_LLAMA, "dry_run": True, "slug": "x", "safetensors_header": header})
+    assert body.get_json()["derivation"]["warnings"] == []
