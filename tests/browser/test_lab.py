@@ -4,8 +4,9 @@ gunicorn serving a freshly migrated and seeded SQLite catalog (the fixtures are 
 Replays the seed lab's batching walk-through (seed 000): Llama 3.1 8B on one H100 with
 256-token prompts and 64-token answers, concurrency moved from 1 to 64 by keyboard reads
 ≈6.9 → ≈7.9 ms per token and the crossover at ≈411; at 2,048/512 the crossover is gone.
-The lab starts on `engine=ideal` (the seeds' arithmetic); an engine's figures and ranges are
-checked against the API's own answer, since engine profiles are refitted as data arrives.
+The lab starts on the API's default engine (vllm), as /plan and the API answer; the seed's
+figures are `engine=ideal` (the seeds' arithmetic); an engine's figures and ranges are checked
+against the API's own answer, since engine profiles are refitted as data arrives.
 
 Chromium comes from Debian (`make test` installs it); no browser is ever downloaded. Where
 it is missing the tests skip, except in CI (CI=true), where they fail.
@@ -78,7 +79,7 @@ def no_horizontal_scroll(page: Page) -> None:
 
 
 def test_batching_walkthrough_reads_the_seed_figures(page: Page, server: str) -> None:
-    page.goto(f"{server}/lab")
+    page.goto(f"{server}/lab?engine=ideal")
     rendered(page)
     page.select_option("#model", "llama-3.1-8b")
     page.select_option("#gpu", "h100-sxm")
@@ -279,10 +280,18 @@ def test_switching_the_engine_changes_the_figures_and_ideal_restores_the_seed(pa
     page.on("request", lambda r: planning.append(r.url) if re.search(r"/v1/(throughput|fit)\?", r.url) else None)
     page.goto(f"{server}/lab?{SEED_VIEW}")
     rendered(page)
-
-    # The seeds' arithmetic by default, and the engines the API lists after it.
+    # The API's default engine by default, as /plan and /v1/throughput answer without one, and it says so.
     engine = page.locator("#engine")
+    assert engine.input_value() == "vllm"
+    assert parse_qs(page_query(page))["engine"] == ["vllm"]
+    assert "the API's default engine" in page.locator("#engine-hint").inner_text()
+    assert api(server, "throughput", SEED_VIEW)["engine"] == "vllm"
+
+    # The seeds' arithmetic by name, and the engines the API lists after it.
+    page.goto(f"{server}/lab?{SEED_VIEW}&engine=ideal")
+    rendered(page)
     assert engine.input_value() == "ideal"
+    assert "not a bound" in page.locator("#engine-hint").inner_text()
     assert page.locator("label[for=engine]").inner_text() == "Serving engine"
     listed = [item["name"] for item in api(server, "engines")["items"]]
     assert "vllm" in listed

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from flask.testing import FlaskClient
 
-from app.sizing.engine import IDEAL
+from app.sizing.engine import DEFAULT_ENGINE, IDEAL
 from app.sizing.precision import PRECISIONS
 
 STATIC = Path(__file__).resolve().parents[2] / "app" / "static"
@@ -67,21 +67,25 @@ def test_the_lab_offers_exactly_the_precisions_the_api_accepts() -> None:
     assert sorted(offered) == sorted(PRECISIONS)
 
 
-def test_the_lab_starts_on_the_seeds_arithmetic_by_the_core_s_name_for_it() -> None:
-    """The API's default engine is an engine; the lab's is the seeds' arithmetic, named as the
-    core names it, and the page offers it before the listed engines load."""
+def test_the_lab_starts_on_the_api_s_default_engine_and_names_ideal_as_the_core_does() -> None:
+    """The lab opens as the API and /plan answer, on the service's default engine; the seeds'
+    arithmetic is named as the core names it, and the page offers it before the listed engines
+    load."""
     state = (LAB / "state.js").read_text(encoding="utf-8")
     match = re.search(r'export const IDEAL = "([^"]+)"', state)
     assert match, "state.js lost its IDEAL name"
     assert match.group(1) == IDEAL
-    assert re.search(r"^\s*engine: IDEAL,$", state, re.MULTILINE), "DEFAULTS.engine is not IDEAL"
+    default = re.search(r'export const API_DEFAULT_ENGINE = "([^"]+)"', state)
+    assert default and default.group(1) == DEFAULT_ENGINE
+    assert re.search(r"^\s*engine: API_DEFAULT_ENGINE,$", state, re.MULTILINE), "DEFAULTS.engine is not the API's"
     html = (LAB / "index.html").read_text(encoding="utf-8")
     assert '<label for="engine">' in html
     assert f'<option value="{IDEAL}">' in html
 
 
-def test_the_lab_s_default_view_is_the_ideal_answer(client: FlaskClient) -> None:
-    """What the lab sends for its defaults is the seeds' arithmetic, with no error bars."""
+def test_the_lab_s_ideal_view_is_the_seeds_arithmetic(client: FlaskClient) -> None:
+    """What the lab sends for its defaults under engine=ideal is the seeds' arithmetic, with no
+    error bars."""
     query = (
         "model=llama-3.1-8b&gpu=h100-sxm&kv_precision=bf16&prompt_tokens=2048&output_tokens=512"
         f"&concurrency=1&engine={IDEAL}&memory_efficiency=0.7&compute_efficiency=0.5"

@@ -13,6 +13,7 @@ import {
   DEFAULTS,
   ENGINE_OWNED,
   FIELDS,
+  API_DEFAULT_ENGINE,
   IDEAL,
   PRECISIONS,
   defaultsFor,
@@ -172,11 +173,12 @@ function writeEngine() {
   let hint;
   if (ideal) {
     const usable = own ? fmt.percent(own.gpu_memory_utilization) : "90%";
-    hint = `The seeds' roofline: datasheet bandwidth and FLOP/s at the efficiencies below, ${usable} of memory usable, no engine overheads and no error bars.`;
+    hint = `The seeds' arithmetic: datasheet bandwidth and FLOP/s at the efficiencies below, ${usable} of memory usable, no engine overheads and no error bars. A teaching figure, not a bound: an engine may plan fewer GPUs.`;
   } else if (profile) {
     const version = profile.engine_version ? ` ${profile.engine_version}` : "";
     const seqs = profile.max_num_seqs != null ? `, up to ${fmt.whole(profile.max_num_seqs)} sequences` : "";
-    hint = `${engineName()}${version}: ${fmt.percent(profile.gpu_memory_utilization)} of GPU memory, ${fmt.whole(profile.max_batched_tokens)} batched tokens${seqs}; its own overheads, with ranges from its measurements.`;
+    const byDefault = state.engine === API_DEFAULT_ENGINE ? " (the API's default engine, as /plan and /v1 answer without one)" : "";
+    hint = `${engineName()}${version}${byDefault}: ${fmt.percent(profile.gpu_memory_utilization)} of GPU memory, ${fmt.whole(profile.max_batched_tokens)} batched tokens${seqs}; its own overheads, with ranges from its measurements.`;
   } else {
     hint = "An engine the catalog does not list: the API says whether it knows it.";
   }

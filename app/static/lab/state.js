@@ -1,9 +1,10 @@
 // The lab's state is its query string, spelled with the API's own parameter names, so a
 // link reproduces the view and `/v1/throughput?<the same query>` gives the same answer.
 
-// `engine=ideal` is the seeds' arithmetic (the lab's teaching figures); the API's own default
-// is an engine (vllm), so the lab always says which one it means.
+// `engine=ideal` is the seeds' arithmetic at the lab's efficiencies (its teaching figures), not
+// a bound on any engine; the lab opens, as the API and /plan answer, on the API's default engine.
 export const IDEAL = "ideal";
+export const API_DEFAULT_ENGINE = "vllm";
 
 // The assumptions an engine answers with its own fitted values: under an engine they are
 // sent only once the user has moved them (blank otherwise), under ideal always.
@@ -20,7 +21,7 @@ export const DEFAULTS = Object.freeze({
   prompt_tokens: "2048",
   output_tokens: "512",
   concurrency: "1",
-  engine: IDEAL,
+  engine: API_DEFAULT_ENGINE,
   memory_efficiency: "0.7",
   compute_efficiency: "0.5",
   price_per_gpu_hour_usd: "",
@@ -33,13 +34,13 @@ export const PRECISIONS = Object.freeze(["bf16", "fp16", "fp32", "fp8", "int8", 
 
 /** The defaults under an engine: the seeds' efficiencies under ideal, the engine's own (blank) otherwise. */
 export function defaultsFor(engine) {
-  const defaults = { ...DEFAULTS, engine: engine || IDEAL };
+  const defaults = { ...DEFAULTS, engine: engine || API_DEFAULT_ENGINE };
   if (defaults.engine !== IDEAL) for (const name of ENGINE_OWNED) defaults[name] = "";
   return defaults;
 }
 
-/** State from a query string: every field, defaults (for its engine) where absent. A link
- * without `engine` is an older lab's, which only knew the seeds' arithmetic. */
+/** State from a query string: every field, defaults (for its engine) where absent; a link
+ * without `engine` is planned as the API plans it, on its default engine. */
 export function fromQuery(search) {
   const params = new URLSearchParams(search);
   const state = defaultsFor(params.get("engine")?.trim());
