@@ -189,7 +189,11 @@ def test_get_query_parameters_equal_the_schema_fields(spec: dict[str, Any], path
     assert set(params) == set(expected) | RESERVED_QUERY
     for name, field in expected.items():
         assert params[name].get("required", False) is False, f"{name}: a GET form never requires it"
-        assert strip_annotations(params[name]["schema"]) == field_schema(field, query=True), name
+        implied = field_schema(field, query=True)
+        if "." in name:  # an inline field declares no default: it would conflict with a slug
+            assert "default" not in params[name]["schema"], name
+            implied.pop("default", None)
+        assert strip_annotations(params[name]["schema"]) == implied, name
         if isinstance(field, fields.List):
             # Comma-separated (`sweep=1,8,64`); requests.py takes repeated names as well.
             assert (params[name]["style"], params[name]["explode"]) == ("form", False), name

@@ -4,6 +4,7 @@ component documents), so that no field of a new schema reaches openapi.yaml undo
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -131,12 +132,42 @@ def test_the_document_is_deterministic() -> None:
     assert generator.render() == generator.render()
 
 
-def test_a_repeated_property_is_a_reference_to_its_first_occurrence() -> None:
-    schemas = generator.build()["components"]["schemas"]
+def _refs(node: Any) -> Iterator[str]:
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from _refs(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _refs(value)
+
+
+def test_every_reference_names_a_whole_component() -> None:
+    """Client generators (openapi-python-client) resolve `#/components/<kind>/<Name>` only: a
+    reference into another schema's properties drops the schema and every operation using it."""
+    document = generator.build()
+    refs = set(_refs(document))
+    assert refs
+    for target in refs:
+        kind, name = target.removeprefix("#/components/").split("/")
+        assert target.startswith("#/components/") and name in document["components"][kind], target
+    schemas = document["components"]["schemas"]
     assert "description" in schemas["FitRequest"]["properties"]["prompt_tokens"]
-    assert schemas["ThroughputRequest"]["properties"]["prompt_tokens"] == {
-        "$ref": "#/components/schemas/FitRequest/properties/prompt_tokens"
-    }
+    assert (
+        schemas["ThroughputRequest"]["properties"]["prompt_tokens"]
+        == schemas["FitRequest"]["properties"]["prompt_tokens"]
+    )
+
+
+def test_no_dotted_query_parameter_declares_a_default() -> None:
+    """A client that sends every declared default would send `model.name=inline model` beside
+    `model=llama-3.1-8b`: a 422 (slug or fields, not both). The default is in the prose."""
+    parameters = generator.build()["components"]["parameters"]
+    dotted = {name: parameter for name, parameter in parameters.items() if "." in parameter["name"]}
+    assert "model.name" in dotted and "gpu.gpus_per_node" in dotted
+    assert [name for name, parameter in dotted.items() if "default" in parameter["schema"]] == []
+    assert dotted["model.name"]["description"].endswith("left out: inline model.")
 
 
 def test_every_description_is_used(monkeypatch: pytest.MonkeyPatch) -> None:

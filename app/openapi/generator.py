@@ -10,7 +10,6 @@ and every mapping in declaration order.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -209,30 +208,6 @@ def catalog_components(prefix: str, create: type[Schema], replace: type[Schema],
     return out
 
 
-# A property identical to one written before (schema and description) is a `$ref` to that
-# one when the reference is shorter than the copy.
-SHARE_MIN_CHARS = 80
-
-
-def share_properties(components: dict[str, Any]) -> dict[str, Any]:
-    """Replaces every property that repeats an earlier one (FitRequest's fields in
-    ThroughputRequest, CostRequest and FleetRequest; an engine's figures in FitResponse and
-    FleetResponse) by a `$ref` to its first occurrence."""
-    first: dict[tuple[str, str], str] = {}
-    for name, component in components.items():
-        parts = [(f"{name}", component)] + [(f"{name}/allOf/{i}", p) for i, p in enumerate(component.get("allOf", []))]
-        for pointer, part in parts:
-            properties = part.get("properties", {})
-            for key, value in properties.items():
-                text = json.dumps(value, sort_keys=True)
-                seen = first.get((key, text))
-                if seen is not None and len(text) >= SHARE_MIN_CHARS:
-                    properties[key] = {"$ref": f"{REF_PREFIX}schemas/{seen}/properties/{key}"}
-                else:
-                    first.setdefault((key, text), pointer)
-    return components
-
-
 def schemas() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for endpoint in PLANNING_ENDPOINTS:
@@ -243,7 +218,7 @@ def schemas() -> dict[str, Any]:
         out.update(catalog_components(prefix, create, replace, key))
     for cls in answers.COMPONENTS:
         out[cls.__name__] = answer_object(cls, out)
-    return share_properties(out)
+    return out
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -282,6 +257,10 @@ class Parameters:
                 owner = naming(inline)
                 text = descriptions.QUERY.get(name) or description(owner, name.rsplit(".", 1)[1])
                 text = f"Inline {root} field ({REQUEST_COMPONENTS[_inline_root(endpoint, root)]}.{rest}): {text}"
+                # No declared default: a client that fills in every default would send it beside
+                # a slug (`model=llama-3.1-8b&model.name=inline model`), which is a 422.
+                if "default" in schema:
+                    text = f"{text} When an inline {root} is given and this is left out: {schema.pop('default')}."
             elif isinstance(field, SlugOrInline):
                 text = descriptions.QUERY[name]
             else:

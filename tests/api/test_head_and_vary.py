@@ -21,6 +21,8 @@ GET_URLS = {
     "/v1/latency": "/v1/latency?model=llama-3.1-8b&gpu=h100-sxm&rates=1,2",
     "/v1/batch": "/v1/batch?model=llama-3.2-1b&gpu=h100-sxm&requests=16",
     "/v1/fleet": "/v1/fleet?model=llama-3.2-1b&gpu=h100-sxm&requests_per_day=1e5",
+    # A GET without a forecast (POST only) is a 422: HEAD answers the same 422 without its body.
+    "/v1/autoscaling/simulate": "/v1/autoscaling/simulate?model=llama-3.1-8b&gpu=h100-sxm",
     "/v1/models": "/v1/models",
     "/v1/models/<slug>": "/v1/models/llama-3.1-8b",
     "/v1/gpus": "/v1/gpus",
