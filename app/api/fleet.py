@@ -26,7 +26,11 @@ XLSX_FORMAT = "xlsx"
 def fleet() -> Response:
     """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
     autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost."""
-    for name, what in (("forecast", "a list of periods"), ("length_buckets", "a list of buckets")):
+    for name, what in (
+        ("forecast", "a list of periods"),
+        ("length_buckets", "a list of buckets"),
+        ("length_samples", "a list of pairs"),
+    ):
         if request.method in QUERY_METHODS and name in request.args:
             raise ApiError(422, f"{name} is POST only: {what} has no query form", {name: ["POST only"]})
     fleet_request = parse(PLANNING_BY_PATH["/v1/fleet"].schema)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from flask import Blueprint, Response, request
 
 from app.planning import batch as batch_service
 from app.planning import latency as latency_service
 from app.planning import replica
 
+from .errors import ApiError
 from .lookup import context
 from .render import respond
 from .requests import parse
@@ -44,6 +45,9 @@ def roofline() -> Response:
 @bp.route("/latency", methods=["GET", "POST"])
 def latency() -> Response:
     """One replica under random arrivals: percentiles of TTFT, TPOT, ITL and E2E against rate."""
+    if request.method == "GET" and "length_samples" in request.args:
+        message = "length_samples is POST only: a list of pairs has no query form"
+        raise ApiError(422, message, {"length_samples": ["POST only"]})
     body = latency_service.latency(parse(PLANNING_BY_PATH["/v1/latency"].schema), context())
     return respond(body, rows=body["rates"])
 

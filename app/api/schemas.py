@@ -661,8 +661,57 @@ class LengthSpreadSchema(Schema):
     output_tokens_cv = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=4))
 
 
+# (prompt, output) pairs a simulation may draw its lengths from (a /v1/traces answer has 1,000).
+MAX_LENGTH_SAMPLES = 10_000
+LENGTH_FIELDS = ("prompt_tokens", "output_tokens", "prompt_tokens_cv", "output_tokens_cv")
+
+
+def _sample_pairs(value: Any) -> list[tuple[int, int]] | None:
+    """`length_samples` as pairs of whole numbers >= 1, or None when it is not (the field's own
+    validation then says what is wrong)."""
+    if not isinstance(value, list) or not value or len(value) > MAX_LENGTH_SAMPLES:
+        return None
+    pairs = []
+    for pair in value:
+        if not (isinstance(pair, list) and len(pair) == 2):
+            return None
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in pair):
+            return None
+        pairs.append((pair[0], pair[1]))
+    return pairs
+
+
+def _spread(values: list[int]) -> tuple[int, float]:
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return max(1, round(mean)), min(4.0, sd / mean)
+
+
 class WorkloadSchema(LengthSpreadSchema):
     """Random arrivals, spread lengths and percentile SLOs (/v1/latency, /v1/fleet)."""
+
+    # mode=simulate draws lengths from these pairs; the analytic model (and a fleet's sizing)
+    # takes their means and cvs, derived here. POST only.
+    length_samples = fields.List(
+        fields.List(Integer(validate=count(1, MAX_PROMPT_TOKENS)), validate=validate.Length(equal=2)),
+        allow_none=True,
+        validate=validate.Length(min=1, max=MAX_LENGTH_SAMPLES, error=f"1 to {MAX_LENGTH_SAMPLES} pairs"),
+    )
+
+    @pre_load
+    def _lengths_from_samples(self, data: Any, **_: Any) -> Any:
+        if not isinstance(data, dict) or data.get("length_samples") is None:
+            return data
+        given = [name for name in LENGTH_FIELDS if name in data]
+        if given:
+            message = "length_samples give the lengths and their spread: leave this out"
+            raise ValidationError({name: [message] for name in given})
+        pairs = _sample_pairs(data["length_samples"])
+        if pairs is None:
+            return data
+        (prompt, prompt_cv), (output, output_cv) = _spread([p for p, _ in pairs]), _spread([o for _, o in pairs])
+        derived = {"prompt_tokens": prompt, "output_tokens": output}
+        return {**data, **derived, "prompt_tokens_cv": prompt_cv, "output_tokens_cv": output_cv}
 
     arrival = fields.String(load_default="poisson", validate=validate.OneOf(ARRIVALS))
     # vLLM's benchmark convention: the gamma shape k; squared CV of inter-arrival times 1/k.
@@ -676,6 +725,12 @@ class WorkloadSchema(LengthSpreadSchema):
     def _arrivals(self, data: dict[str, Any], **_: Any) -> None:
         if data.get("arrival") == "poisson" and data.get("burstiness") not in (None, 1, 1.0):
             raise ValidationError({"burstiness": ["needs arrival=gamma (Poisson arrivals have burstiness 1)"]})
+        samples = data.get("length_samples")
+        if samples and data.get("mode") != "simulate":
+            raise ValidationError({"length_samples": ["the simulator draws them: give mode=simulate"]})
+        too_long = next((i for i, (_, output) in enumerate(samples or ()) if output > MAX_OUTPUT_TOKENS), None)
+        if too_long is not None:
+            raise ValidationError({f"length_samples.{too_long}.1": [f"an output of at most {MAX_OUTPUT_TOKENS:,}"]})
 
     @staticmethod
     def arrivals(data: dict[str, Any]) -> Arrivals:
@@ -685,6 +740,7 @@ class WorkloadSchema(LengthSpreadSchema):
             output_tokens_cv=data["output_tokens_cv"],
             slo_percentile=float(data["slo_percentile"]),
             e2e_slo_ms=data.get("e2e_slo_ms"),
+            length_samples=tuple((p, o) for p, o in data.get("length_samples") or ()),
         )
 
     def workload(self, data: dict[str, Any]) -> Workload:

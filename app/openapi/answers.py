@@ -383,6 +383,7 @@ class TraceProfile(Schema):
     models = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
     length_buckets = fields.List(fields.Nested("LengthBucket"), required=True)
     periods = fields.List(fields.Nested("TracePeriod"), required=True)
+    length_samples = fields.List(fields.List(fields.Integer()), required=True)
     fleet_request = fields.Nested("FleetRequest", required=True, allow_none=True)
     warnings = fields.List(fields.String(), required=True)
 

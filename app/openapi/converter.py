@@ -185,8 +185,9 @@ def object_schema(
 
 
 def objects(field: fields.Field[Any]) -> bool:
-    """A list of objects (fleet's `forecast`, a GPU's `mig_profiles`): no query spelling."""
-    return isinstance(field, fields.List) and isinstance(field.inner, fields.Nested)
+    """A list of objects (fleet's `forecast`, a GPU's `mig_profiles`) or of lists
+    (`length_samples`): no query spelling."""
+    return isinstance(field, fields.List) and isinstance(field.inner, (fields.Nested, fields.List))
 
 
 def query_fields(schema: Schema) -> Iterator[tuple[str, fields.Field[Any], type[Schema] | None]]:

@@ -11,6 +11,12 @@ from __future__ import annotations
 from app.planning.batch import BATCH_MAX_WORK
 
 FIELDS: dict[str, str] = {
+    "length_samples": (
+        "(prompt, output) token pairs the simulator draws each request's lengths from, with replacement, instead "
+        "of gamma lengths: a request log's empirical distribution (a /v1/traces answer's length_samples), 1 to "
+        "10,000 pairs; needs mode=simulate. prompt_tokens, output_tokens and their cvs are then the samples' (the "
+        "analytic model and a fleet's sizing use those), so leave them out. POST only."
+    ),
     "prefix_cache_hit_rate": (
         "Share of each prompt's tokens found in the prefix cache (vLLM's automatic prefix caching, SGLang's "
         "RadixAttention), 0-1; default 0. Cached tokens cost no prefill compute (the computed ones still attend to "
@@ -1167,6 +1173,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "the requests (shares sum to 1), as /v1/fleet `length_buckets` for a mixed fleet."
         ),
         "periods": "Every UTC hour from the first arrival's to the last's, empty ones included.",
+        "length_samples": (
+            "Up to 1,000 (prompt, output) pairs of the log drawn without replacement (a fixed seed: the same log "
+            "gives the same pairs), each at least 1 token: /v1/latency's and /v1/fleet's length_samples for "
+            "mode=simulate."
+        ),
         "fleet_request": (
             "A /v1/fleet body for the log's traffic: requests_per_day, peak_to_average, mean lengths (rounded) and "
             "their cv (at most 4), gamma arrivals of the fitted burstiness (Poisson when none), the log's "

@@ -41,6 +41,7 @@ def profile(lines: Iterable[str], *, log_format: str | None, model: str | None, 
         "models": found.models,
         "length_buckets": [asdict(bucket) for bucket in found.length_buckets],
         "periods": [asdict(period) for period in found.periods],
+        "length_samples": [list(pair) for pair in found.length_samples],
         "fleet_request": None if named is None else fleet_request(found, named, gpu),
         "warnings": warnings,
     }

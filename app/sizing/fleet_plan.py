@@ -44,6 +44,8 @@ class Arrivals:
     output_tokens_cv: float = 0.0
     slo_percentile: float = 95.0
     e2e_slo_ms: float | None = None
+    # The simulator draws (prompt, output) pairs from these instead (mode=simulate).
+    length_samples: tuple[tuple[int, int], ...] = ()
 
 
 # What a replica serves: whole requests, or under a disaggregated topology their prompts
@@ -294,6 +296,10 @@ def arrival_model(
         arrivals.burstiness,
         prefix_cache_hit_rate=plan.prefix_cache_hit_rate,
         shared_prefix_tokens=fitted.result.shared_prefix_tokens,
+        # A prefill replica's requests leave with their first token.
+        length_samples=tuple((p, 1) for p, _ in arrivals.length_samples)
+        if role == PREFILL
+        else arrivals.length_samples,
     )
     kv_tokens = fitted.result.kv_capacity_tokens
     steps = StepModel.build(setup.work, setup.hardware)

@@ -120,6 +120,9 @@ class Traffic:
     # shares, held once in the KV cache (whole blocks, as the fit holds it).
     prefix_cache_hit_rate: float = 0.0
     shared_prefix_tokens: int = 0
+    # (prompt, output) pairs drawn with replacement instead of the gamma lengths (a request
+    # log's empirical distribution); empty: the gamma (or lognormal) of the means and cvs.
+    length_samples: tuple[tuple[int, int], ...] = ()
 
     def cached_tokens(self, prompt: int) -> int:
         """Tokens of a `prompt`-token prompt found in the cache (never its last token)."""
@@ -225,6 +228,18 @@ def batch_means_ci(values: Sequence[float], batches: int = CI_BATCHES) -> Percen
     return Percentiles(half("mean"), half("p50"), half("p90"), half("p95"), half("p99"))
 
 
+def pair_sampler(samples: Sequence[tuple[int, int]], rng: random.Random) -> tuple[Callable[[], int], Callable[[], int]]:
+    """A request's prompt and output drawn together from `samples` (with replacement): the
+    prompt call draws the pair, the output call that follows returns its output."""
+    drawn = [samples[0]]
+
+    def prompt() -> int:
+        drawn[0] = samples[rng.randrange(len(samples))]
+        return max(1, drawn[0][0])
+
+    return prompt, lambda: max(1, drawn[0][1])
+
+
 def length_sampler(mean: float, cv: float, distribution: str, rng: random.Random) -> Callable[[], int]:
     """Integer lengths >= 1 of the given mean and coefficient of variation: gamma (shape
     1 / cv²) or lognormal, rounded; constant at cv 0."""
@@ -299,6 +314,8 @@ class _Engine:
         self.sample_output = length_sampler(
             traffic.output_tokens, traffic.output_tokens_cv, traffic.length_distribution, output_rng
         )
+        if traffic.length_samples:
+            self.sample_prompt, self.sample_output = pair_sampler(traffic.length_samples, prompt_rng)
         self.arrival: list[float] = []
         self.prompt: list[int] = []
         self.output: list[int] = []
