@@ -125,6 +125,13 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
         ],
     )
     hf_repo = _optional_text(columns.NAME_LENGTH)
+    instruct_repo = _optional_text(columns.NAME_LENGTH)
+    aliases = fields.List(
+        fields.String(validate=[validate.Length(min=1, max=columns.SLUG_LENGTH)]),
+        allow_none=True,
+        load_default=None,
+        validate=validate.Length(max=16),
+    )
     native_precision = fields.String(allow_none=True, load_default=None, validate=_precision_validator())
     tie_word_embeddings = fields.Boolean(load_default=False)
     quantized_components = fields.List(

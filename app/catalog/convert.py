@@ -78,6 +78,7 @@ def model_to_spec(row: Model) -> ModelSpec:
     stored["tie_word_embeddings"] = bool(row.tie_word_embeddings)
     if row.quantized_components is not None:
         stored["quantized_components"] = tuple(row.quantized_components)
+    stored["aliases"] = tuple(row.aliases or ())
     return ModelSpec(**stored)
 
 
@@ -118,6 +119,8 @@ def model_to_dict(row: Model) -> dict[str, Any]:
     model = {field: getattr(row, field) for field in MODEL_PUBLIC_FIELDS}
     if model["quantized_components"] is not None:
         model["quantized_components"] = list(model["quantized_components"])
+    if model["aliases"] is not None:
+        model["aliases"] = list(model["aliases"])
     return model
 
 

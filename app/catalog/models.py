@@ -158,6 +158,10 @@ class Model(Audited, Base):
     name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     family: Mapped[str | None] = mapped_column(String(SLUG_LENGTH))
     hf_repo: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    # The instruction-tuned release people deploy (same architecture), where hf_repo is a base one.
+    instruct_repo: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    # Other names requests may use for the model (a renamed or derived release of this architecture).
+    aliases: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
     # BigInteger: 405e9 parameters overflow a 32-bit INTEGER on PostgreSQL.
     params_total: Mapped[int] = mapped_column(BigInteger)
     params_active: Mapped[int | None] = mapped_column(BigInteger)

@@ -99,6 +99,8 @@ MODEL_FIELDS: dict[str, FieldRule] = {
     "name": _req("str"),
     "family": _opt("str"),
     "hf_repo": _opt("str"),
+    "instruct_repo": _opt("str"),
+    "aliases": _opt("list"),
     "params_total": _req("int", positive=True),
     "params_active": _opt("int", positive=True),
     "layers": _req("int", positive=True),

@@ -315,6 +315,14 @@ FIELDS: dict[str, str] = {
     ),
     "headroom": "Capacity kept above demand, fraction (0.2 = 20 %).",
     "hf_repo": "Hugging Face repository of the checkpoint.",
+    "instruct_repo": (
+        "Hugging Face repository of the instruction-tuned release of the same architecture, which vllm_command "
+        "serves by default; null when hf_repo is itself the release deployed."
+    ),
+    "aliases": (
+        "Other names a planning request may give for the model (a renamed or derived release of the same "
+        "architecture, e.g. deepseek-r1 for DeepSeek-V3); matched in any case."
+    ),
     "hidden_size": "Model (residual stream) width, elements.",
     "host_cpu_cores": "Host CPU cores allotted to each GPU, cores.",
     "hourly_cost_usd": "price_per_gpu_hour_usd × gpus, USD per hour. Null if the figure is unbounded (not finite).",

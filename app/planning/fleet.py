@@ -170,7 +170,8 @@ def served_name(plan: FleetPlan, model_label: str, given: str | None = None) -> 
     """What the engine serves and labels its metrics with (`model_name`): the request's
     `served_model_name`, else the checkpoint's Hugging Face repo (which vLLM downloads), else
     the model's label."""
-    return given or plan.fit.model.hf_repo or model_label
+    model = plan.fit.model
+    return given or model.instruct_repo or model.hf_repo or model_label
 
 
 # The share of requests whose whole length the serve line's context holds: vLLM rejects a

@@ -1,6 +1,7 @@
 """How a request's name finds a catalog entry: its slug in any case, a GPU's name as its
-datasheet writes it, a model's Hugging Face repository (`hf_repo`) or any of its instruct,
-chat or base variants; and, for a name that finds nothing, the nearest slugs to suggest."""
+datasheet writes it, a model's Hugging Face repositories (`hf_repo`, `instruct_repo`) or any of
+their instruct, chat or base variants, or one of its `aliases`; and, for a name that finds
+nothing, the nearest slugs to suggest."""
 
 from __future__ import annotations
 
@@ -28,9 +29,13 @@ def _variant_key(name: str) -> str:
 
 def _model_keys(slug: str, spec: Any) -> Iterable[str]:
     yield _variant_key(slug)
-    if getattr(spec, "hf_repo", None):
-        yield _key(spec.hf_repo)
-        yield _variant_key(spec.hf_repo)
+    for repo in (getattr(spec, "hf_repo", None), getattr(spec, "instruct_repo", None)):
+        if repo:
+            yield _key(repo)
+            yield _variant_key(repo)
+    for alias in getattr(spec, "aliases", ()) or ():
+        yield _key(alias)
+        yield _variant_key(alias)
     if getattr(spec, "name", None):
         yield _variant_key(spec.name)
 

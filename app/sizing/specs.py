@@ -109,8 +109,13 @@ class ModelSpec:
     # Components the checkpoint's own format quantizes (a quantization_config's ignore list
     # read on import); None = the format's convention (precision.QUANTIZED_BY_DEFAULT).
     quantized_components: tuple[str, ...] | None = None
-    # Where the checkpoint lives on Hugging Face (org/name): what a `vllm serve` line names.
+    # Where the checkpoint lives on Hugging Face (org/name).
     hf_repo: str | None = None
+    # The instruction-tuned release of the same architecture (what a `vllm serve` line names by
+    # default), where hf_repo is a base model's; None when hf_repo is itself the one deployed.
+    instruct_repo: str | None = None
+    # Other names a request may use for this model (renamed or derived releases of it).
+    aliases: tuple[str, ...] = ()
 
     @property
     def is_moe(self) -> bool:

@@ -153,8 +153,9 @@ def test_vllm_command_takes_its_sizes_from_the_plan(client):
         client, "/v1/fleet", model="llama-3.1-70b", gpu="h100-sxm", requests_per_day=10_000, kv_precision="fp8"
     )
     command = body["vllm_command"]
-    # vLLM downloads what it serves: the checkpoint's Hugging Face repo, not the catalog slug.
-    assert command.startswith("vllm serve meta-llama/Llama-3.1-70B ")
+    # vLLM downloads what it serves: the instruct release of the checkpoint (catalog_seed instruct_repo),
+    # which people deploy, not the base repo nor the catalog slug.
+    assert command.startswith("vllm serve meta-llama/Llama-3.1-70B-Instruct ")
     assert f"--tensor-parallel-size {body['replica']['tensor_parallel']}" in command
     # The engine's running-batch cap the capacity assumed (here the KV cache's, under vLLM's 256).
     assert f"--max-num-seqs {body['replica']['max_num_seqs']}" in command
@@ -171,7 +172,7 @@ def test_keda_scaled_object_is_valid_yaml_with_the_plans_bounds(client):
     queries = [t["metadata"]["query"] for t in scaled["spec"]["triggers"]]
     assert any("vllm:num_requests_waiting" in q for q in queries)
     # vLLM labels its metrics with the name it serves (the Hugging Face repo).
-    assert all('model_name="meta-llama/Llama-3.1-8B"' in q for q in queries)
+    assert all('model_name="meta-llama/Llama-3.1-8B-Instruct"' in q for q in queries)
     assert all(isinstance(t["metadata"]["threshold"], str) for t in scaled["spec"]["triggers"])
     name = scaled["metadata"]["name"]
     assert len(name) <= 63 and name.replace("-", "").isalnum() and name == name.lower()
@@ -373,7 +374,7 @@ def test_a_served_model_name_is_what_every_trigger_filters_on_and_vllm_serves_as
     assert "--served-model-name llama-70b-instruct" in body["vllm_command"]
     # By default the checkpoint's repository, which vLLM downloads and labels its metrics with.
     default = get_ok(client, "/v1/fleet", **LLAMA_70B_AT_2M, gpu="h100-sxm")["autoscaling"]
-    assert default["served_model_name"] == "meta-llama/Llama-3.1-70B"
+    assert default["served_model_name"] == "meta-llama/Llama-3.1-70B-Instruct"
     assert [t["signal"] for t in default["triggers"]] == ["in_flight", "waiting", "kv_usage"]
     response = client.get("/v1/fleet", query_string={**query, "served_model_name": 'x"} or vector(1)'})
     assert response.status_code == 422 and "served_model_name" in response.get_json()["errors"]

@@ -141,7 +141,7 @@ def test_model_dict_has_the_public_fields_and_no_id(seeded: Session) -> None:
         "experts_per_token", "expert_params", "native_precision", "max_context", "source",
     }  # fmt: skip
     extras = {
-        "family", "hf_repo", "vocab_size", "intermediate_size", "moe_intermediate_size",
+        "family", "hf_repo", "instruct_repo", "aliases", "vocab_size", "intermediate_size", "moe_intermediate_size",
         "shared_experts", "tie_word_embeddings", "quantized_components", "license", "notes", "version",
     }  # fmt: skip
     assert set(public) == api_md_fields | extras

@@ -415,3 +415,20 @@ def test_a_ranking_won_on_an_unmeasured_generation_says_so_and_what_the_best_mea
         f"the cheapest option on a measured generation is {label}: {alone['gpus_total']:,} GPUs, "
         f"${alone['monthly_cost_usd']:,.2f} a month (${extra:,.2f}, {extra / body['monthly_cost_usd']:.0%} more)"
     )
+
+
+def test_the_serve_line_serves_the_instruct_release_and_aliases_find_their_model(server: Server) -> None:
+    models = {m["slug"]: m for m in get_ok(server, "/v1/models", limit=100)["items"]}
+    # catalog_seed/models.yaml: Llama 3.1 8B's hf_repo is the base release; its instruct_repo is
+    # what people deploy, and what vllm serve downloads.
+    assert models["llama-3.1-8b"]["instruct_repo"] == "meta-llama/Llama-3.1-8B-Instruct"
+    body = get_ok(server, "/v1/fleet", model="llama-3.1-8b", gpu="h100-sxm", requests_per_day=1e5, peak_to_average=2)
+    assert body["vllm_command"].startswith("vllm serve meta-llama/Llama-3.1-8B-Instruct ")
+    # An instruct-only release keeps its own repository.
+    qwen = get_ok(server, "/v1/fleet", model="qwen2.5-7b", gpu="h100-sxm", requests_per_day=1e5, peak_to_average=2)
+    assert qwen["vllm_command"].startswith(f"vllm serve {models['qwen2.5-7b']['hf_repo']} ")
+    # DeepSeek-R1 is the V3 architecture: the alias plans as deepseek-v3, by its slug.
+    assert "deepseek-r1" in models["deepseek-v3"]["aliases"]
+    for name in ("deepseek-r1", "deepseek-ai/DeepSeek-R1"):
+        assert get_ok(server, "/v1/fit", model=name, gpu="h200-sxm", tensor_parallel=8)["model"] == "deepseek-v3"
+    assert get_ok(server, "/v1/fit", model="Llama-3.3-70B", gpu="h100-sxm")["model"] == "llama-3.3-70b"
