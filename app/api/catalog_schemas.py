@@ -37,7 +37,7 @@ from app.catalog.seed import RESERVED_ENGINE_NAMES
 from app.sizing.engine import KV_RULES, Uncertainty
 from app.sizing.memory import COMPONENTS
 from app.sizing.precision import normalise
-from app.sizing.specs import ATTENTION_KINDS, GQA, MLA, model_defaults
+from app.sizing.specs import ATTENTION_KINDS, GQA, MLA, PARAMS_SHAPE_TOLERANCE, model_defaults, shape_params
 
 from .schemas import (
     MAX_PARAMS,
@@ -143,12 +143,24 @@ class ModelWriteSchema(_WholeNumbers, ModelShapeSchema):
     license = _optional_text(columns.NAME_LENGTH)
     source = _text(5000, required=True)
     notes = _optional_text(5000)
+    # Why params_total is not what the shape counts (a vision tower): needed past the tolerance.
+    params_beyond_shape = _optional_text(5000)
     version = fields.Integer(dump_only=True)
 
     @validates_schema
     def _catalog_consistent(self, data: dict[str, Any], **_: Any) -> None:
-        """What the catalog adds to the shape checks: fields that only come together."""
+        """What the catalog adds to the shape checks: fields that only come together, and a
+        params_total that its shape counts (within PARAMS_SHAPE_TOLERANCE) or a reason why not."""
         errors: dict[str, list[str]] = {}
+        counted = shape_params(data) if data.get("params_total") else None
+        if counted and not data.get("params_beyond_shape"):
+            off = data["params_total"] / counted - 1
+            if abs(off) > PARAMS_SHAPE_TOLERANCE:
+                errors["params_total"] = [
+                    f"{data['params_total']:,} is {off:+.0%} from the {counted:,} its shape counts (embeddings, "
+                    f"attention, MLP): more than {PARAMS_SHAPE_TOLERANCE:.0%} apart, say why in params_beyond_shape "
+                    "(a vision tower, an audio encoder) or correct the figure or the shape"
+                ]
         attention = data.get("attention")
         for name in ("kv_lora_rank", "qk_rope_head_dim"):
             if data.get(name) is not None and attention != MLA:

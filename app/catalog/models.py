@@ -191,6 +191,9 @@ class Model(Audited, Base):
     license: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     source: Mapped[str] = mapped_column(Text)
     notes: Mapped[str | None] = mapped_column(Text)
+    # Why params_total differs from what the shape counts (a vision tower, an audio encoder):
+    # required when it does by more than specs.PARAMS_SHAPE_TOLERANCE.
+    params_beyond_shape: Mapped[str | None] = mapped_column(Text)
 
     def __repr__(self) -> str:
         return f"<Model {self.slug}>"

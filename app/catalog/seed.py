@@ -127,6 +127,7 @@ MODEL_FIELDS: dict[str, FieldRule] = {
     "license": _opt("str"),
     "source": _req("str"),
     "notes": _opt("str"),
+    "params_beyond_shape": _opt("str"),
 }
 
 GPU_FIELDS: dict[str, FieldRule] = {

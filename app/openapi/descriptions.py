@@ -519,6 +519,11 @@ FIELDS: dict[str, str] = {
     "output_tokens_per_s": "Measured output throughput of the replica, tokens/s.",
     "params_active": "Parameters one token uses (mixture-of-experts), count.",
     "params_by_dtype": "Counted parameters per dtype (`MXFP4` for unpacked blocks), count.",
+    "params_beyond_shape": (
+        "Why params_total is more than 5% from what the shape counts (embeddings, attention, MLP or experts): a "
+        "vision tower, an audio encoder. A write without it is refused when the two are that far apart; the "
+        "Hugging Face import fills it when a safetensors header counts far more than the config describes."
+    ),
     "params_total": "Parameters stored, embeddings and all experts included, count.",
     "params_total_from_config": "Parameters computed from the config's fields, count.",
     "peak_input_tokens_per_s": ("Peak prompt (input) demand, tokens/s. Null if the figure is unbounded (not finite)."),

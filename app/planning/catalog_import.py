@@ -75,6 +75,7 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
         summary = _summarise(data["safetensors_header"], derived.layers)
     notes = list(derived.assumptions)
     warnings: list[str] = []
+    beyond_shape = None  # what explains a header's count past the shape, when one does
     params_total = derived.params_total if summary is None else summary.params_total
     from_header = summary is not None
     if summary is not None:
@@ -93,6 +94,7 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
                 "tower, an extra head?); the header's exact count is stored"
             )
             notes.append(warnings[-1])
+            beyond_shape = f"the safetensors header counts {ratio - 1:.0%} more parameters than the config describes"
         elif abs(ratio - 1) > _COUNT_TOLERANCE:
             notes.append(f"{said}: the header's exact count is stored")
     # Header dtypes, else the config's ignore lists; the notes say which (and any disagreement).
@@ -109,6 +111,7 @@ def prepare_import(data: Mapping[str, Any], load_columns: LoadColumns) -> tuple[
         or f"{hf_repo + ' ' if hf_repo else ''}config.json, derived by the Hugging Face import; "
         f"params_total {_COUNTED[from_header]}",
         "notes": "; ".join(notes) or None,
+        "params_beyond_shape": beyond_shape,
     }
     if slug is None and not data.get("dry_run"):
         raise InvalidRequest("slug: required, the config names no repository", {"slug": ["required"]})

@@ -148,6 +148,35 @@ class MigProfile:
     max_instances: int
 
 
+# How far a model's params_total may sit from what its shape counts (shape_params) before a
+# write must say why (params_beyond_shape): the seeded models sit within 0.2%.
+PARAMS_SHAPE_TOLERANCE = 0.05
+
+
+def shape_params(fields: Mapping[str, Any]) -> int | None:
+    """The parameters a model's shape (its catalog fields) counts: the embeddings and an untied
+    LM head, each layer's Q, K, V and output projections and its gated MLP (three matrices of
+    `intermediate_size`, or for a mixture of experts each routed and shared expert's of
+    `moe_intermediate_size`, and the router); norms and biases left out. None where the fields
+    do not describe the weights: MLA's low-rank projections, no MLP width or no vocabulary."""
+    hidden, layers = fields["hidden_size"], fields["layers"]
+    vocab = fields.get("vocab_size")
+    experts = fields.get("experts")
+    width = fields.get("intermediate_size")
+    if experts:
+        width = fields.get("moe_intermediate_size") or width
+    heads, kv_heads = fields["attention_heads"], fields["kv_heads"]
+    head_dim = fields.get("head_dim") or default_head_dim(hidden, heads)
+    if fields.get("attention") == MLA or not vocab or not width or head_dim is None:
+        return None
+    embeddings = vocab * hidden * (1 if fields.get("tie_word_embeddings") else 2)
+    attention = hidden * (2 * heads * head_dim + 2 * kv_heads * head_dim)
+    mlp = 3 * hidden * width
+    if experts:
+        mlp = mlp * (experts + (fields.get("shared_experts") or 0)) + hidden * experts
+    return int(embeddings + layers * (attention + mlp))
+
+
 # NVIDIA's MIG geometry: HBM in eighths, SMs in at most sevenths (A30 and RTX PRO 6000 in quarters).
 MIG_MEMORY_SLICES = 8
 MIG_COMPUTE_SLICES = 7

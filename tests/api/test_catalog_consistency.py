@@ -13,7 +13,7 @@ import yaml
 from flask import Flask
 from flask.testing import FlaskClient
 
-from app.sizing.specs import MIG_MEMORY_SLICES, MigProfile, mig_profile_problems
+from app.sizing.specs import MIG_MEMORY_SLICES, PARAMS_SHAPE_TOLERANCE, MigProfile, mig_profile_problems, shape_params
 from tests.support import seeded_app
 
 from .test_catalog_writes import gpu_body
@@ -94,3 +94,41 @@ def test_every_seeded_profile_fits_its_card_as_nvidias_do() -> None:
     assert len(profiles) > 50
     for card, profile in profiles:
         assert mig_profile_problems(MigProfile(**profile), card["memory_gb"]) == {}, (card["slug"], profile)
+
+
+# --- params_total against the shape ------------------------------------------------------------
+
+
+def model_document(slug: str, **changes: Any) -> dict[str, Any]:
+    """Llama 3.1 8B's shape (catalog_seed/models.yaml) under another slug."""
+    models = yaml.safe_load((SEED_DIR / "models.yaml").read_text(encoding="utf-8"))["models"]
+    seed = next(m for m in models if m["slug"] == "llama-3.1-8b")
+    return {**{k: v for k, v in seed.items() if v is not None}, "slug": slug, **changes}
+
+
+def test_a_params_total_its_shape_cannot_hold_is_refused_naming_it(client: FlaskClient) -> None:
+    response = client.post("/v1/models", json=model_document("thousand", params_total=1000), headers=AUTH)
+    assert response.status_code == 422, response.get_data(as_text=True)
+    [message] = response.get_json()["errors"]["params_total"]
+    counted = shape_params(model_document("thousand"))
+    assert counted is not None and f"{counted:,} its shape counts" in message and "params_beyond_shape" in message
+
+
+def test_a_params_total_past_its_shape_is_stored_when_the_write_says_why(client: FlaskClient) -> None:
+    counted = shape_params(model_document("with-vision"))
+    assert counted is not None
+    body = model_document(
+        "with-vision", params_total=round(counted * 1.2), params_beyond_shape="a 1.6B-parameter vision tower"
+    )
+    response = client.post("/v1/models", json=body, headers=AUTH)
+    assert response.status_code == 201, response.get_data(as_text=True)
+    assert response.get_json()["params_beyond_shape"] == "a 1.6B-parameter vision tower"
+
+
+def test_every_seeded_model_its_shape_describes_is_within_the_tolerance() -> None:
+    models = yaml.safe_load((SEED_DIR / "models.yaml").read_text(encoding="utf-8"))["models"]
+    counted = [(m, shape_params(m)) for m in models]
+    described = [(m, c) for m, c in counted if c is not None]
+    assert len(described) >= len(models) - 1  # DeepSeek V3's MLA projections are not in the fields
+    for model, shape in described:
+        assert abs(model["params_total"] / shape - 1) <= PARAMS_SHAPE_TOLERANCE, model["slug"]

@@ -19,6 +19,7 @@ from app import create_app
 from app.catalog import writes
 from app.catalog.models import MigProfile
 from app.config import Config, ConfigError
+from app.sizing.specs import shape_params
 from tests.support import seeded_app
 
 TOKEN = "test-token-0123456789abcdef"
@@ -211,17 +212,15 @@ def test_a_duplicate_slug_is_409(client: FlaskClient) -> None:
 
 
 def test_a_moe_model_gets_its_active_parameters_derived(client: FlaskClient) -> None:
-    body = model_body(
-        "small-moe",
-        params_total=1_000_000_000,
-        experts=8,
-        experts_per_token=2,
-        expert_params=800_000_000,
-        shared_experts=0,
-        moe_intermediate_size=1024,
-        intermediate_size=None,
-    )
-    assert create(client, "models", body)["params_active"] == 1_000_000_000 - 800_000_000 + 200_000_000
+    # Llama 3.1 8B's attention with 8 experts of width 1,024 in each of its 32 layers: the
+    # routed experts are 32 x 8 x 3 x 4,096 x 1,024 parameters, and params_total is what the shape counts.
+    shape = model_body("small-moe", experts=8, experts_per_token=2, shared_experts=0, moe_intermediate_size=1024)
+    shape["intermediate_size"] = None
+    experts = 32 * 8 * 3 * 4096 * 1024
+    total = shape_params(shape)
+    assert total is not None
+    body = {**shape, "params_total": total, "expert_params": experts}
+    assert create(client, "models", body)["params_active"] == total - experts + experts * 2 // 8
 
 
 def test_a_window_without_a_layer_count_windows_every_layer(client: FlaskClient) -> None:

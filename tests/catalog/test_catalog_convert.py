@@ -142,7 +142,8 @@ def test_model_dict_has_the_public_fields_and_no_id(seeded: Session) -> None:
     }  # fmt: skip
     extras = {
         "family", "hf_repo", "instruct_repo", "aliases", "vocab_size", "intermediate_size", "moe_intermediate_size",
-        "shared_experts", "tie_word_embeddings", "quantized_components", "license", "notes", "version",
+        "shared_experts", "tie_word_embeddings", "quantized_components", "license", "notes", "params_beyond_shape",
+        "version",
     }  # fmt: skip
     assert set(public) == api_md_fields | extras
     assert public["params_total"] == 8_030_261_248

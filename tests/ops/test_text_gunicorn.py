@@ -1,7 +1,8 @@
 """Against real gunicorn, on SQLite and on PostgreSQL: a lone UTF-16 surrogate in a JSON body
 (text no driver or CSV writer can encode) is a 422 naming the field, on a CSV planning answer
 and on a catalog write, never a 500 (issue 19, item 2); a MIG layout no card can hold is
-a 422 naming the profile's field (item 3)."""
+a 422 naming the profile's field, a params_total its shape cannot hold one naming params_total
+(item 3)."""
 
 from __future__ import annotations
 
@@ -90,3 +91,16 @@ def test_a_mig_layout_the_card_cannot_hold_is_a_422_naming_the_profile(server: S
     assert status == 422, body
     assert list(body["errors"]) == ["mig_profiles.0.max_instances"]
     assert server.get("/v1/gpus/seven-cards")[0] == 404
+
+
+def test_a_params_total_its_shape_cannot_hold_is_a_422_naming_it(server: Server) -> None:
+    # Llama 3.1 8B's shape with params_total 1,000: what the issue's model "fitted" an L4 with.
+    shape = (
+        '{"slug": "thousand", "name": "Thousand", "family": "llama", "params_total": 1000, "layers": 32, '
+        '"hidden_size": 4096, "attention_heads": 32, "kv_heads": 8, "vocab_size": 128256, '
+        '"intermediate_size": 14336, "source": "test"}'
+    )
+    status, _, body = post(server, "/v1/models", shape)
+    assert status == 422, body
+    assert list(body["errors"]) == ["params_total"]
+    assert server.get("/v1/models/thousand")[0] == 404
