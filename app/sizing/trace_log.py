@@ -190,6 +190,8 @@ class _Columns:
             self.cached_total += cached_tokens
             self.has_cached = True
         if model is not None and model != "":
+            if isinstance(model, str) and not _encodable(model):
+                raise TraceError("a lone UTF-16 surrogate (a \\uD800-\\uDFFF escape without its pair)", line, "model")
             self.models[str(model)] += 1
         self.timestamps.append(seconds)
         self.prompts.append(prompt_tokens)
@@ -372,6 +374,9 @@ def _json_batch(texts: list[str]) -> _Batch | None:
         return None
     if not rows:
         return None
+    models = [row.get("model") for row in rows]
+    if not all(_encodable(model) for model in models if isinstance(model, str)):
+        return None  # the row-by-row pass names the line
     if any(isinstance(value, str) for value in stamps):
         stamps = [_json_seconds(value) for value in stamps]
     return _Batch(
@@ -380,8 +385,19 @@ def _json_batch(texts: list[str]) -> _Batch | None:
         prompts=prompts,
         outputs=outputs,
         cached=[row.get("cached_tokens") for row in rows],
-        models=[row.get("model") for row in rows],
+        models=models,
     )
+
+
+def _encodable(text: str) -> bool:
+    """Text UTF-8 can encode: no lone UTF-16 surrogate (JSON's "\\ud800" escape without its pair)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_rows_one_by_one(texts: list[str], first_line: int, columns: _Columns) -> None:

@@ -143,3 +143,12 @@ def test_csv_answers_one_row_per_hour(client: FlaskClient, day_log: list[str]) -
     assert lines[0] == "period,requests,covered_s,requests_per_day"
     assert len(lines) == 25
     assert lines[16].startswith("2026-12-01T15:00Z,")
+
+
+def test_a_lone_surrogate_in_a_json_lines_model_is_422_naming_its_line_and_column(client: FlaskClient) -> None:
+    # JSON's "\ud800" escape without its pair: text UTF-8 cannot encode, on the third line.
+    lines = [json.dumps({"timestamp": t, "prompt_tokens": 100, "output_tokens": 50, "model": "m"}) for t in range(10)]
+    lines[2] = lines[2].replace('"m"', '"m\\ud800"')
+    response = post(client, "\n".join(lines), "application/x-ndjson")
+    assert response.status_code == 422, response.get_data(as_text=True)[:300]
+    assert list(response.get_json()["errors"]) == ["log.3.model"]
