@@ -275,7 +275,8 @@ def coverage_notes(engine: EngineProfile, *, moe: bool, architecture: str | None
             else f"its efficiencies are {engine.name}'s fitted on other generations"
         )
         notes.append(
-            f"{engine.name} has no measured row on a {kind} GPU: {gpu_name}'s figures are a guess ({source}); "
+            f"{engine.name} has no measured row on the {kind} GPU generation: {gpu_name}'s figures are a guess "
+            f"({source}); "
             "the uncertainty range is widened"
         )
     if moe and not engine.uncertainty.rows.get("moe"):

@@ -394,7 +394,9 @@ def test_a_ranking_won_on_an_unmeasured_generation_says_so_and_what_the_best_mea
     # The answer says its figures are a guess, and widens the range.
     name = next(g["name"] for g in gpus if g["slug"] == best["gpu"])
     assert any(
-        w.startswith(f"vllm has no measured row on a {architecture[best['gpu']]} GPU: {name}'s figures are a guess")
+        w.startswith(
+            f"vllm has no measured row on the {architecture[best['gpu']]} GPU generation: {name}'s figures are a guess"
+        )
         for w in body["warnings"]
     )
     assert "range widened" in body["uncertainty_basis"]
@@ -432,3 +434,22 @@ def test_the_serve_line_serves_the_instruct_release_and_aliases_find_their_model
     for name in ("deepseek-r1", "deepseek-ai/DeepSeek-R1"):
         assert get_ok(server, "/v1/fit", model=name, gpu="h200-sxm", tensor_parallel=8)["model"] == "deepseek-v3"
     assert get_ok(server, "/v1/fit", model="Llama-3.3-70B", gpu="h100-sxm")["model"] == "llama-3.3-70b"
+
+
+def test_the_rtx_4090_and_the_l40_are_in_the_catalog_and_plannable(server: Server) -> None:
+    gpus = {g["slug"]: g for g in get_ok(server, "/v1/gpus", limit=100)["items"]}
+    # Datasheet figures (catalog_seed/gpus.yaml, sources there): the 4090's peaks with FP32
+    # accumulate (GeForce halves them), the L40's dense half of its sparse ones.
+    rtx, l40 = gpus["rtx-4090"], gpus["l40"]
+    assert (rtx["architecture"], rtx["memory_gb"], rtx["memory_bandwidth_tb_per_s"]) == ("ada", 24, 1.008)
+    assert rtx["peak_tflops"]["bf16"] == 165.15 and rtx["peak_tflops"]["fp8"] == 330.3
+    assert (l40["architecture"], l40["memory_gb"], l40["memory_bandwidth_tb_per_s"]) == ("ada", 48, 0.864)
+    assert l40["peak_tflops"]["bf16"] == pytest.approx(362.1 / 2) and l40["peak_tflops"]["fp8"] == 724 / 2
+    for slug in ("rtx-4090", "l40"):
+        body = get_ok(
+            server, "/v1/fleet", **{**README_70B, "model": "llama-3.1-8b", "gpu": slug}, price_per_gpu_hour_usd=1
+        )
+        assert body["gpus_total"] > 0 and body["monthly_cost_usd"] == pytest.approx(
+            body["gpus_total"] * HOURS_PER_MONTH
+        )
+        assert any("no measured row on the ada GPU generation" in w for w in body["warnings"])
