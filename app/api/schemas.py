@@ -202,6 +202,7 @@ class InlineModelSchema(ModelShapeSchema):
     license = fields.String(allow_none=True, validate=validate.Length(max=500))
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))
     notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    params_beyond_shape = fields.String(allow_none=True, validate=validate.Length(max=5000))
     version = Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load
