@@ -436,7 +436,7 @@ def test_the_serve_line_serves_the_instruct_release_and_aliases_find_their_model
     assert get_ok(server, "/v1/fit", model="Llama-3.3-70B", gpu="h100-sxm")["model"] == "llama-3.3-70b"
 
 
-def test_the_rtx_4090_and_the_l40_are_in_the_catalog_and_plannable(server: Server) -> None:
+def test_the_rtx_4090_5090_and_the_l40_are_in_the_catalog_and_plannable(server: Server) -> None:
     gpus = {g["slug"]: g for g in get_ok(server, "/v1/gpus", limit=100)["items"]}
     # Datasheet figures (catalog_seed/gpus.yaml, sources there): the 4090's peaks with FP32
     # accumulate (GeForce halves them), the L40's dense half of its sparse ones.
@@ -445,6 +445,10 @@ def test_the_rtx_4090_and_the_l40_are_in_the_catalog_and_plannable(server: Serve
     assert rtx["peak_tflops"]["bf16"] == 165.15 and rtx["peak_tflops"]["fp8"] == 330.3
     assert (l40["architecture"], l40["memory_gb"], l40["memory_bandwidth_tb_per_s"]) == ("ada", 48, 0.864)
     assert l40["peak_tflops"]["bf16"] == pytest.approx(362.1 / 2) and l40["peak_tflops"]["fp8"] == 724 / 2
+    # The 5090: dense halves of its sparse figures, bf16 and fp8 at the FP32-accumulate rate.
+    rtx5 = gpus["rtx-5090"]
+    assert (rtx5["architecture"], rtx5["memory_gb"], rtx5["memory_bandwidth_tb_per_s"]) == ("blackwell-gddr", 32, 1.792)
+    assert rtx5["peak_tflops"]["bf16"] == pytest.approx(838.4 / 2 / 2) and rtx5["peak_tflops"]["fp4"] == 3352 / 2
     for slug in ("rtx-4090", "l40"):
         body = get_ok(
             server, "/v1/fleet", **{**README_70B, "model": "llama-3.1-8b", "gpu": slug}, price_per_gpu_hour_usd=1
