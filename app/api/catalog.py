@@ -27,7 +27,7 @@ from app.catalog import queries, writes
 from app.catalog.convert import MODEL_PUBLIC_FIELDS, engine_to_dict, gpu_to_dict, model_to_dict
 from app.catalog.db import begin_write
 from app.catalog.safetensors_header import MAX_HEADER_BYTES
-from app.planning import catalog_import
+from app.planning import catalog_import, names
 
 from .auth import add_challenge, require_token
 from .catalog_schemas import (
@@ -44,7 +44,7 @@ from .catalog_schemas import (
     load_model_columns,
 )
 from .errors import ApiError
-from .lookup import invalidate_catalog_cache, session
+from .lookup import catalog, invalidate_catalog_cache, session
 from .render import JSON, respond, wants
 from .requests import json_payload, query_args
 from .schemas import PRICE_ALIASES
@@ -276,12 +276,18 @@ def merge_patch(target: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str
     return merged
 
 
-def _found(kind: Kind, db: Session, key: str) -> Any:
-    """The stored row of `kind` under `key`; 404 naming the list to look in."""
+def _found(kind: Kind, db: Session, key: str, *, forgiving: bool = False) -> Any:
+    """The stored row of `kind` under `key` (`forgiving`, for a read: or the entry the name finds
+    as a planning request would, names.resolve); 404 naming the nearest keys and the list."""
     row = kind.get(db, key)
+    entries = getattr(catalog(), kind.collection, None) if row is None else None
+    if row is None and forgiving and entries is not None:
+        resolved = names.resolve(entries, key, models=kind.collection == "models")
+        row = None if resolved is None else kind.get(db, resolved)
     if row is None:
         message = f"unknown {kind.noun} {key!r}"
-        raise ApiError(404, f"{message}: see GET /v1/{kind.collection}", {kind.key: [message]})
+        near = f"; nearest: {', '.join(names.nearest(entries, key))}" if entries else ""
+        raise ApiError(404, f"{message}{near}: see GET /v1/{kind.collection}", {kind.key: [message]})
     return row
 
 
@@ -310,7 +316,7 @@ def _list(kind: Kind) -> Response:
 
 
 def _get(kind: Kind, key: str) -> Response:
-    return _answer(kind, _found(kind, session(), key))
+    return _answer(kind, _found(kind, session(), key, forgiving=True))
 
 
 def _create(kind: Kind) -> Response:

@@ -457,3 +457,12 @@ def test_the_rtx_4090_5090_and_the_l40_are_in_the_catalog_and_plannable(server: 
             body["gpus_total"] * HOURS_PER_MONTH
         )
         assert any("no measured row on the ada GPU generation" in w for w in body["warnings"])
+
+
+def test_catalog_reads_forgive_the_case_and_a_miss_names_the_nearest(server: Server) -> None:
+    model = get_ok(server, "/v1/models/Llama-3.1-8B")
+    assert model["slug"] == "llama-3.1-8b"
+    assert get_ok(server, "/v1/gpus/H100-SXM")["slug"] == "h100-sxm"
+    status, body = get(server, "/v1/gpus/h100-sxn")
+    assert status == 404 and body["detail"].startswith("unknown GPU 'h100-sxn'; nearest: h100-sxm, ")
+    assert body["errors"] == {"slug": ["unknown GPU 'h100-sxn'"]}
