@@ -17,7 +17,7 @@ RESERVED = frozenset({"format"})
 QUERY_METHODS = frozenset({"GET", "HEAD"})
 # Inline objects can be spelled as dotted query parameters (gpu.memory_gb=80,
 # prices.spot_usd_per_hour=1.2), where the endpoint takes that object.
-INLINE_PREFIXES = ("model.", "gpu.", "prices.", "ownership.")
+INLINE_PREFIXES = ("model.", "gpu.", "prices.", "ownership.", "speculative.")
 # The deepest a request may nest: a JSON body's objects and arrays (a fleet forecast is 3 deep,
 # an inline GPU's MIG profiles 4), a dotted query name's levels (gpu.peak_tflops.bf16 is 3).
 MAX_JSON_DEPTH = 32

@@ -37,7 +37,7 @@ from app.planning.requests import (
     Simulation,
     Workload,
 )
-from app.sizing import architectures
+from app.sizing import architectures, speculation
 from app.sizing.disaggregated import DISAGGREGATED, TOPOLOGIES
 from app.sizing.engine import IDEAL
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
@@ -555,6 +555,33 @@ class FitSchema(Schema):
         return PlanInputs(**known)
 
 
+class SpeculativeSchema(Schema):
+    """Speculative decoding on /v1/throughput (GET: dotted, `speculative.method=eagle`); a
+    left-out count or rate takes the method's published default (app/sizing/speculation.py)."""
+
+    method = fields.String(required=True, validate=validate.OneOf(speculation.METHODS))
+    num_speculative_tokens = Integer(allow_none=True, validate=count(1, 16))
+    acceptance_rate = fields.Float(
+        allow_none=True,
+        validate=validate.Range(min=0, max=1, max_inclusive=False, error="must be in [0, 1)"),
+    )
+    draft_model = fields.String(allow_none=True, validate=validate.Length(min=1, max=200))
+
+    @validates_schema
+    def _draft(self, data: dict[str, Any], **_: Any) -> None:
+        drafting = data.get("method") == speculation.DRAFT_MODEL
+        if drafting and not data.get("draft_model"):
+            raise ValidationError({"draft_model": ["required with method=draft_model: a catalog model"]})
+        if not drafting and data.get("draft_model"):
+            raise ValidationError({"draft_model": ["only with method=draft_model"]})
+
+    @post_load
+    def _spec(self, data: dict[str, Any], **_: Any) -> speculation.Speculation:
+        return speculation.speculation(
+            data["method"], data.get("num_speculative_tokens"), data.get("acceptance_rate"), data.get("draft_model")
+        )
+
+
 class ThroughputSchema(FitSchema):
     """Inputs of /v1/throughput: /v1/fit's and the timing knobs."""
 
@@ -571,6 +598,8 @@ class ThroughputSchema(FitSchema):
         load_default=list,
         validate=validate.Length(max=MAX_SWEEP, error=f"at most {MAX_SWEEP} concurrencies"),
     )
+    # Only /v1/throughput answers it yet: the other endpoints built on this schema exclude it.
+    speculative = fields.Nested(SpeculativeSchema, allow_none=True)
 
 
 class CostSchema(ThroughputSchema):
@@ -1250,35 +1279,35 @@ class PlanningEndpoint:
 PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/fit", "planning.fit", "fit", FitSchema()),
     PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
-    PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema()),
+    PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema(exclude=("speculative",))),
     PlanningEndpoint("/v1/roofline", "planning.roofline", "roofline", RooflineSchema()),
     # Rates replace the one concurrency and the sweep; the simulator reads each context as it is.
     PlanningEndpoint(
         "/v1/latency",
         "planning.latency",
         "latency",
-        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context")),
+        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
     ),
     # Every request of the batch is queued at once: no concurrency, no sweep, contexts as they are.
     PlanningEndpoint(
         "/v1/batch",
         "planning.batch",
         "batch",
-        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context")),
+        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
     ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(
         "/v1/fleet",
         "fleet.fleet",
         "fleet",
-        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context")),
+        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
     ),
     # A day of a fleet under a policy: the replica's knobs as /v1/latency's, the hours' traffic.
     PlanningEndpoint(
         "/v1/autoscaling/simulate",
         "autoscaling.simulate",
         "autoscaling",
-        DaySchema(exclude=("sweep", "concurrency", "kv_read_context")),
+        DaySchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
     ),
 )
 PLANNING_BY_PATH = {e.path: e for e in PLANNING_ENDPOINTS}

@@ -162,6 +162,19 @@ class FitResponse(_EngineFigures):
     )
 
 
+class SpeculativeStep(Schema):
+    method = fields.String(required=True)
+    num_speculative_tokens = fields.Integer(required=True)
+    acceptance_rate = fields.Float(required=True)
+    draft_model = fields.String(required=True, allow_none=True)
+    tokens_per_step = fields.Float(required=True)
+    draft_ms = fields.Float(required=True)
+    verify_ms = fields.Float(required=True)
+    plain_step_ms = fields.Float(required=True)
+    time_per_token_ms = fields.Float(required=True)
+    speedup = fields.Float(required=True)
+
+
 class ContinuousBatching(Schema):
     max_batched_tokens = fields.Integer(required=True)
     time_per_token_ms = fields.Float(required=True, allow_none=True)
@@ -214,6 +227,7 @@ class ThroughputResponse(FitResponse):
     cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
     cost_per_million_output_tokens_decode_only_usd = fields.Float(required=True, allow_none=True)
     continuous_batching = fields.Nested("ContinuousBatching", required=True, allow_none=True)
+    speculative = fields.Nested("SpeculativeStep", required=True, allow_none=True)
     sweep = fields.List(fields.Nested("SweepRow"), required=True)
     basis = fields.String(required=True, validate=validate.OneOf(BASES))
     leaves_out = fields.String(required=True)
@@ -234,6 +248,7 @@ SweepRow = Schema.from_dict(
             f"continuous_batching_{name}": field
             for name, field in taken(ContinuousBatching, "time_per_token_ms ttft_ms tokens_per_s").items()
         },
+        "speculative_speedup": fields.Float(required=True, allow_none=True),
     },
     name="SweepRow",
 )
@@ -1119,6 +1134,7 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FitUncertainty,
     ThroughputResponse,
     ContinuousBatching,
+    SpeculativeStep,
     SweepRow,
     CostResponse,
     RooflineResponse,

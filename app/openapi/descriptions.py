@@ -204,6 +204,11 @@ FIELDS: dict[str, str] = {
     "continuous_batching_tokens_per_s": (
         "continuous_batching.tokens_per_s at this concurrency, tokens/s; null as above."
     ),
+    "speculative": (
+        "Speculative decoding: the request's drafter (GET: dotted, `speculative.method=eagle`) and, in an answer, "
+        "its step at this concurrency; null when not asked."
+    ),
+    "speculative_speedup": "speculative.speedup at this concurrency; null without speculation.",
     "continuous_batching_ttft_ms": "continuous_batching.ttft_ms at this concurrency, ms; null as above.",
     "cost_per_million_output_tokens_decode_only_usd": (
         "Cost of 10^6 output tokens at the decode-only tokens_per_s (prefill ignored), USD; null without a price."
@@ -1372,6 +1377,49 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "10th and 90th percentile of measured / predicted KV-cache capacity, [low, high] ratios. Low at most high."
         ),
     },
+    "Speculative": {
+        "method": (
+            "The drafter: eagle, eagle3 or mtp (a head of about one decoder layer on the target's hidden states), "
+            "ngram (prompt lookup, free) or draft_model (a smaller catalog model, named in draft_model)."
+        ),
+        "num_speculative_tokens": (
+            "Tokens drafted per step, k, 1 to 16. Default: 1 for mtp (DeepSeek-V3's one extra token), 3 otherwise."
+        ),
+        "acceptance_rate": (
+            "Per-token acceptance rate, a, in [0, 1): each drafted token is accepted with this probability given "
+            "the ones before it were. Default per method from published rates: eagle 0.7 (EAGLE, Li et al. 2024), "
+            "eagle3 0.8 (EAGLE-3, Li et al. 2025), mtp 0.85 (DeepSeek-V3 technical report: 85-90% for the second "
+            "token), draft_model 0.7 (Leviathan et al. 2023), ngram 0.5 (an assumption: prompt lookup accepts only "
+            "where the output copies the prompt)."
+        ),
+        "draft_model": (
+            "Catalog slug of the draft model, with method=draft_model only; it must be smaller than the model."
+        ),
+    },
+    "SpeculativeStep": {
+        "method": "The drafter planned.",
+        "num_speculative_tokens": "Tokens drafted per step, k.",
+        "acceptance_rate": "Per-token acceptance rate planned (the request's, or the method's default).",
+        "draft_model": "The draft model's slug under method=draft_model, else null.",
+        "tokens_per_step": (
+            "Tokens a verification step finishes per sequence on average, E = (1 - a^(k+1)) / (1 - a) (Leviathan "
+            "et al. 2023), count."
+        ),
+        "draft_ms": (
+            "Drafting k tokens for the batch, ms: k decode steps of the draft model, k passes of the head "
+            "(one decoder layer and the lm_head's share of the decode step) for eagle/eagle3/mtp, 0 for ngram."
+        ),
+        "verify_ms": (
+            "The target's step verifying k + 1 tokens per sequence, ms: k + 1 times the arithmetic over the "
+            "same weight and KV reads."
+        ),
+        "plain_step_ms": "The decode step without speculation at this batch and context, ms.",
+        "time_per_token_ms": "(verify_ms + draft_ms) / tokens_per_step: decode time per token of a sequence, ms.",
+        "speedup": (
+            "plain_step_ms / time_per_token_ms: what speculation buys at this batch; below 1 it loses (the answer "
+            "warns)."
+        ),
+    },
     "ContinuousBatching": {
         "max_batched_tokens": "The per-step token budget used, tokens.",
         "time_per_token_ms": (
@@ -2195,6 +2243,14 @@ SCHEMAS: dict[str, str] = {
     "CatalogUncertainty": (
         "The uncertainty ranges as written to the catalog; an omitted field keeps the stated default."
     ),
+    "Speculative": (
+        "Speculative decoding (GET: dotted, `speculative.method=eagle`): a drafter proposes k tokens and the model "
+        "verifies them in one step. Applies to the continuous-batching steady state; off unless given."
+    ),
+    "SpeculativeStep": (
+        "Speculative decoding at `concurrency`, at the steady state's context (prompt + output / 2): what a "
+        "verification step finishes and costs against the plain decode step. Null without `speculative`."
+    ),
     "ContinuousBatching": (
         "Steady state of a continuously batched replica at this concurrency (chunked prefill mixed into decode "
         "steps under max_batched_tokens). Under engine=ideal queueing is excluded; under an engine TTFT holds the "
@@ -2408,12 +2464,12 @@ How many GPUs to serve a large language model, how fast they answer, and what a 
 Every planning request names an `engine`. The default, `vllm` (and `sglang`, `trtllm`), is a profile
 of that engine's memory rule, reservations and step overheads fitted on measured serving rows (`GET
 /v1/engines`), and its answers carry the measured spread as `uncertainty`; what it still leaves out:
-queueing under random arrivals, prefix-cache hits not given, speculative decoding, and
+queueing under random arrivals, prefix-cache hits and speculative decoding not given, and
 software-version differences. **`engine=ideal` is the seeds' roofline arithmetic from datasheet
 numbers: an optimistic lower bound** on time per token, time to first token and GPU count (an upper
 bound on tokens/s), which leaves out scheduler and kernel-launch overhead, sampling,
 activations beyond reserved_gb, queueing, paged-attention savings, prefix-cache hits not given,
-speculative decoding. `memory_efficiency` and `compute_efficiency` are where measurements come in:
+speculative decoding not given. `memory_efficiency` and `compute_efficiency` are where measurements come in:
 replace them with measured figures (or give fleet a measured `per_replica_tokens_per_s`), or store
 benchmark points and engine start-up logs with `POST /v1/calibrations`: planning answers for that
 catalog model on that catalog GPU then use the fitted values, and every planning answer says in

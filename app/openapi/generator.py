@@ -32,6 +32,7 @@ from app.api.schemas import (
     PeriodSchema,
     PriceFiguresSchema,
     SlugOrInline,
+    SpeculativeSchema,
 )
 
 from . import answers, descriptions, paths
@@ -51,6 +52,7 @@ REQUEST_COMPONENTS: dict[type[Schema], str] = {
     PriceFiguresSchema: "PriceOverrides",
     PeriodSchema: "ForecastPeriod",
     OwnershipSchema: "Ownership",
+    SpeculativeSchema: "Speculative",
     LengthBucketSchema: "LengthBucket",
     DayPolicySchema: "DayPolicy",
     HourSchema: "DayForecastHour",

@@ -27,17 +27,32 @@ from app.sizing.plan import (
 )
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
 from app.sizing.specs import GpuSpec, ModelSpec
+from app.sizing.speculation import Speculation, SpeculativeStep
 from app.sizing.timing import gemm_roofline
 
 from .calibration import MEMORY_ONLY, Applied, apply, basis
 from .context import Context
-from .errors import InvalidRequest
+from .errors import InvalidRequest, UnknownResource
 from .requests import CostRequest, PlanRequest, RooflineRequest
 
 
 def with_engine(context: Context, engine: str | None, inputs: PlanInputs) -> PlanInputs:
-    """The request's typed inputs with its engine profile from the catalog (ideal: none)."""
-    return replace(inputs, engine=context.engine(engine))
+    """The request's typed inputs with its engine profile from the catalog (ideal: none) and
+    its speculative draft model's spec."""
+    return replace(inputs, engine=context.engine(engine), speculative=with_draft(context, inputs))
+
+
+def with_draft(context: Context, inputs: PlanInputs) -> Speculation | None:
+    """`speculative.draft_model` found in the catalog (404 naming the field when it is not)."""
+    spec = inputs.speculative
+    if spec is None or spec.draft_model is None:
+        return spec
+    try:
+        draft, _ = context.model(spec.draft_model)
+    except UnknownResource as exc:
+        message = f"unknown model {spec.draft_model!r}"
+        raise UnknownResource(exc.detail, {"speculative.draft_model": [message]}) from None
+    return replace(spec, draft=draft)
 
 
 def _gib(nbytes: float | None) -> float | None:
@@ -165,6 +180,25 @@ def _steady(point: Point, max_batched_tokens: int, engine: bool) -> dict[str, An
     }
 
 
+def speculative_fields(spec: Speculation | None, step: SpeculativeStep | None) -> dict[str, Any] | None:
+    """`speculative`: the speculation planned (defaults filled in), what a verification step
+    finishes and costs, and its speedup over the plain decode step at this batch."""
+    if spec is None or step is None:
+        return None
+    return {
+        "method": spec.method,
+        "num_speculative_tokens": spec.num_speculative_tokens,
+        "acceptance_rate": spec.acceptance_rate,
+        "draft_model": spec.draft_model,
+        "tokens_per_step": step.tokens_per_step,
+        "draft_ms": _ms(step.draft_s),
+        "verify_ms": _ms(step.verify_s),
+        "plain_step_ms": _ms(step.plain_step_s),
+        "time_per_token_ms": _ms(step.time_per_token_s),
+        "speedup": step.speedup,
+    }
+
+
 def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> dict[str, Any]:
     d = point.decode
     steady = point.steady
@@ -186,6 +220,7 @@ def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> di
         "continuous_batching_time_per_token_ms": None if steady is None else _ms(steady.time_per_token_s),
         "continuous_batching_ttft_ms": None if steady is None else _ms(steady.ttft_s),
         "continuous_batching_tokens_per_s": None if steady is None else steady.tokens_per_s,
+        "speculative_speedup": None if point.speculative is None else point.speculative.speedup,
     }
 
 
@@ -257,6 +292,7 @@ def throughput_body(
         "cost_per_million_output_tokens_usd": _cost(plan, point.effective_tokens_per_s),
         "cost_per_million_output_tokens_decode_only_usd": _cost(plan, decode_tokens_per_s),
         "continuous_batching": _steady(point, budget, plan.hardware.tpot_excludes_own_prefill),
+        "speculative": speculative_fields(plan.fit.inputs.speculative, point.speculative),
         "sweep": [sweep_row(plan, s, budget) for s in plan.sweep],
         "basis": basis(applied),
         "leaves_out": LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from . import architectures, memory, timing
+from . import architectures, memory, speculation, timing
 from . import cost as cost_mod
 from . import engine as engine_mod
 from .engine import EngineProfile
@@ -26,13 +26,13 @@ T = TypeVar("T")
 # Said on every timing answer: what the roofline leaves out (MODEL.md).
 LEAVES_OUT = (
     "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, queueing, "
-    "paged-attention savings, prefix-cache hits not given, "
-    "speculative decoding: estimates are optimistic lower bounds; the efficiencies are where measurements come in"
+    "paged-attention savings, prefix-cache hits not given, speculative decoding not given: "
+    "estimates are optimistic lower bounds; the efficiencies are where measurements come in"
 )
 
 # Said instead under an engine profile: what its fitted constants still leave out.
 ENGINE_LEAVES_OUT = (
-    "queueing under random arrivals, prefix-cache hits not given, speculative decoding, and software-version "
+    "queueing under random arrivals, prefix-cache hits and speculative decoding not given, and software-version "
     "differences (about 10% on latency, 25% on peak throughput); figures are fitted on measured rows "
     "and carry their spread as uncertainty"
 )
@@ -98,6 +98,8 @@ class PlanInputs:
     # common to every prompt (a system prompt), held once per replica.
     prefix_cache_hit_rate: float = 0.0
     shared_prefix_tokens: int = 0
+    # Speculative decoding (app/sizing/speculation.py); None: off.
+    speculative: speculation.Speculation | None = None
 
     def cached_prompt_tokens(self, block_size: int = 1) -> float:
         """Prompt tokens a request finds in the prefix cache: its hit rate's share, or the
@@ -437,6 +439,8 @@ class Point:
     prefill: timing.Step
     steady: timing.SteadyState | None
     output_tokens: int
+    # The speculative step the steady state runs, when speculation is on.
+    speculative: speculation.SpeculativeStep | None = None
 
     @property
     def request_latency_s(self) -> float:
@@ -564,19 +568,37 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
     assert inputs.max_batched_tokens is not None
     budget = inputs.max_batched_tokens
 
+    spec = inputs.speculative
+    if spec is not None and spec.draft is not None:
+        speculation.check_draft(model, spec.draft)
+
     def point(concurrency: int) -> Point:
+        steady, step = (
+            (timing.continuous_batching(work, hardware, concurrency, budget), None)
+            if spec is None
+            else speculation.steady_state(spec, work, hardware, concurrency, budget)
+        )
         return Point(
             concurrency=concurrency,
             decode=timing.decode_step(work, hardware, concurrency, setup.context_tokens),
             prefill=timing.prefill(work, hardware, concurrency),
-            steady=timing.continuous_batching(work, hardware, concurrency, budget),
+            steady=steady,
             output_tokens=inputs.output_tokens,
+            speculative=step,
         )
 
     warnings = list(fitted.warnings)
     if setup.price_per_gpu_hour_usd is None:
         warnings.append("no hourly price for this GPU: pass price_per_gpu_hour_usd for costs")
     here = point(inputs.concurrency)
+    swept = [point(b) for b in inputs.sweep]
+    for at in (here, *swept):
+        if at.speculative is not None and at.speculative.speedup < 1:
+            warnings.append(
+                f"speculative decoding loses at concurrency {at.concurrency}: speedup {at.speculative.speedup:.2f} "
+                "(drafting and verifying k + 1 tokens per sequence cost more than the accepted tokens save); "
+                "serve this batch without it"
+            )
     if here.steady is None:
         warnings.append(
             f"concurrency {inputs.concurrency} fills max_batched_tokens {inputs.max_batched_tokens} with "
@@ -592,6 +614,6 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
         point=here,
         crossover_concurrency=timing.crossover_concurrency(work, hardware, setup.context_tokens),
         price_per_gpu_hour_usd=setup.price_per_gpu_hour_usd,
-        sweep=[point(b) for b in inputs.sweep],
+        sweep=swept,
         warnings=warnings,
     )

@@ -212,18 +212,22 @@ def forward_step(
     context_tokens: float,
     prefill_tokens: float = 0.0,
     prefill_flops_total: float = 0.0,
+    queries_per_decode: int = 1,
 ) -> Step:
     """One engine step: `decodes` sequences each decoding one token at an average
     `context_tokens`, and `prefill_tokens` prompt tokens costing `prefill_flops_total`.
 
     The step reads the weights once for decodes and chunk alike (MoE: the experts either
-    touches), reads the decodes' KV, writes the chunk's, and computes both."""
+    touches), reads the decodes' KV, writes the chunk's, and computes both. A speculative
+    verification runs `queries_per_decode` (k + 1) query tokens per sequence: k + 1 times
+    the arithmetic (and the tokens the experts and collectives see) over the KV read once."""
     model = work.model
-    tokens = decodes + prefill_tokens if prefill_tokens else decodes
+    queries = decodes * queries_per_decode
+    tokens = queries + prefill_tokens if prefill_tokens else queries
     weights = weights_read(work, tokens)
     kv = decodes * kv_bytes_for_context(model, work.kv_precision, context_tokens, work.tp)
     kv_write = kv_bytes_for_context(model, work.kv_precision, prefill_tokens, work.tp) if prefill_tokens else 0.0
-    flops = decodes * (
+    flops = queries * (
         2 * work.decode_params + attention_flops_per_context_token(model) * attended_tokens(model, context_tokens)
     )
     return Step(
@@ -321,38 +325,56 @@ class SteadyState:
     requests_per_s: float
 
 
-def continuous_batching(work: Workload, hw: Hardware, concurrency: int, max_batched_tokens: int) -> SteadyState | None:
+def continuous_batching(
+    work: Workload,
+    hw: Hardware,
+    concurrency: int,
+    max_batched_tokens: int,
+    queries_per_decode: int = 1,
+    tokens_per_step: float = 1.0,
+    draft_s: float = 0.0,
+) -> SteadyState | None:
     """Chunked prefill mixed into decode steps under a per-step token budget (vLLM's
     max_num_batched_tokens). None when the decodes alone fill the budget: no prompt could
-    ever be admitted."""
+    ever be admitted.
+
+    Under speculative decoding each step verifies `queries_per_decode` (k + 1) tokens per
+    sequence (they count against the budget), after `draft_s` of drafting, and finishes
+    `tokens_per_step` of them on average (app/sizing/speculation.py)."""
     prompt, output = work.prompt_tokens, work.output_tokens
-    room = max_batched_tokens - concurrency
+    room = max_batched_tokens - concurrency * queries_per_decode
     if room <= 0:
         return None
     # Only the tokens missing from the prefix cache are chunked in.
     chunks = math.ceil(work.computed_prompt_tokens / room)
     chunk = work.computed_prompt_tokens / chunks
     context = prompt + output / 2
-    decode = decode_step(work, hw, concurrency, context)
+    decode_s = forward_step(work, hw, concurrency, context, queries_per_decode=queries_per_decode).time_s + draft_s
     # The chunk attends to the prompt so far: on average, the prompt's attention over chunks.
-    mixed = forward_step(work, hw, concurrency, context, chunk, work.prompt_prefill_flops() / chunks).time_s
-    extra_per_prompt = chunks * max(0.0, mixed - decode.time_s)
-    # Each step finishes `concurrency` tokens; a request lasts `output` steps, so
-    # concurrency / output new prompts arrive per step to keep the batch full.
-    step = decode.time_s + concurrency / output * extra_per_prompt
-    tokens_per_s = concurrency / step
+    mixed = (
+        forward_step(
+            work, hw, concurrency, context, chunk, work.prompt_prefill_flops() / chunks, queries_per_decode
+        ).time_s
+        + draft_s
+    )
+    extra_per_prompt = chunks * max(0.0, mixed - decode_s)
+    # Each step finishes `concurrency` x tokens_per_step tokens; a request lasts `output` /
+    # tokens_per_step steps, so that many new prompts arrive per step to keep the batch full.
+    finished = concurrency * tokens_per_step
+    step = decode_s + finished / output * extra_per_prompt
+    tokens_per_s = finished / step
     # A request's own prompt is behind it once it decodes: its TPOT sees the other B - 1.
     others = concurrency - 1 if hw.tpot_excludes_own_prefill else concurrency
-    observed = decode.time_s + others / output * extra_per_prompt
+    observed = (decode_s + others * tokens_per_step / output * extra_per_prompt) / tokens_per_step
     # An arrival among running requests first waits out the step in flight (half, on average).
-    residual = decode.time_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
+    residual = decode_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
     if hw.tpot_excludes_own_prefill and concurrency > 1:
         residual += prefill_wait_s(tokens_per_s / output * (concurrency - 1) / concurrency, chunks * mixed)
     return SteadyState(
         concurrency=concurrency,
         chunks_per_prompt=chunks,
         chunk_tokens=chunk,
-        decode_step_s=decode.time_s,
+        decode_step_s=decode_s,
         mixed_step_s=mixed,
         time_per_token_s=observed,
         ttft_s=chunks * mixed + hw.request_overhead_s + residual,
