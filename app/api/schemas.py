@@ -497,6 +497,33 @@ class GpuChoices(CommaList):
         )
 
 
+class SpeculativeSchema(Schema):
+    """Speculative decoding on /v1/throughput (GET: dotted, `speculative.method=eagle`); a
+    left-out count or rate takes the method's published default (app/sizing/speculation.py)."""
+
+    method = fields.String(required=True, validate=validate.OneOf(speculation.METHODS))
+    num_speculative_tokens = Integer(allow_none=True, validate=count(1, 16))
+    acceptance_rate = fields.Float(
+        allow_none=True,
+        validate=validate.Range(min=0, max=1, max_inclusive=False, error="must be in [0, 1)"),
+    )
+    draft_model = fields.String(allow_none=True, validate=validate.Length(min=1, max=200))
+
+    @validates_schema
+    def _draft(self, data: dict[str, Any], **_: Any) -> None:
+        drafting = data.get("method") == speculation.DRAFT_MODEL
+        if drafting and not data.get("draft_model"):
+            raise ValidationError({"draft_model": ["required with method=draft_model: a catalog model"]})
+        if not drafting and data.get("draft_model"):
+            raise ValidationError({"draft_model": ["only with method=draft_model"]})
+
+    @post_load
+    def _spec(self, data: dict[str, Any], **_: Any) -> speculation.Speculation:
+        return speculation.speculation(
+            data["method"], data.get("num_speculative_tokens"), data.get("acceptance_rate"), data.get("draft_model")
+        )
+
+
 class FitSchema(Schema):
     """Inputs of /v1/fit (API.md)."""
 
@@ -526,6 +553,9 @@ class FitSchema(Schema):
     # shares (a system prompt), held once per replica.
     prefix_cache_hit_rate = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=1))
     shared_prefix_tokens = Integer(load_default=0, validate=count(0, MAX_PROMPT_TOKENS))
+    # Speculative decoding: the drafter's memory here, its timing on /v1/throughput; the other
+    # endpoints built on these schemas exclude it (PLANNING_ENDPOINTS).
+    speculative = fields.Nested(SpeculativeSchema, allow_none=True)
 
     @validates_schema
     def _shared_prefix(self, data: dict[str, Any], **_: Any) -> None:
@@ -555,33 +585,6 @@ class FitSchema(Schema):
         return PlanInputs(**known)
 
 
-class SpeculativeSchema(Schema):
-    """Speculative decoding on /v1/throughput (GET: dotted, `speculative.method=eagle`); a
-    left-out count or rate takes the method's published default (app/sizing/speculation.py)."""
-
-    method = fields.String(required=True, validate=validate.OneOf(speculation.METHODS))
-    num_speculative_tokens = Integer(allow_none=True, validate=count(1, 16))
-    acceptance_rate = fields.Float(
-        allow_none=True,
-        validate=validate.Range(min=0, max=1, max_inclusive=False, error="must be in [0, 1)"),
-    )
-    draft_model = fields.String(allow_none=True, validate=validate.Length(min=1, max=200))
-
-    @validates_schema
-    def _draft(self, data: dict[str, Any], **_: Any) -> None:
-        drafting = data.get("method") == speculation.DRAFT_MODEL
-        if drafting and not data.get("draft_model"):
-            raise ValidationError({"draft_model": ["required with method=draft_model: a catalog model"]})
-        if not drafting and data.get("draft_model"):
-            raise ValidationError({"draft_model": ["only with method=draft_model"]})
-
-    @post_load
-    def _spec(self, data: dict[str, Any], **_: Any) -> speculation.Speculation:
-        return speculation.speculation(
-            data["method"], data.get("num_speculative_tokens"), data.get("acceptance_rate"), data.get("draft_model")
-        )
-
-
 class ThroughputSchema(FitSchema):
     """Inputs of /v1/throughput: /v1/fit's and the timing knobs."""
 
@@ -598,8 +601,6 @@ class ThroughputSchema(FitSchema):
         load_default=list,
         validate=validate.Length(max=MAX_SWEEP, error=f"at most {MAX_SWEEP} concurrencies"),
     )
-    # Only /v1/throughput answers it yet: the other endpoints built on this schema exclude it.
-    speculative = fields.Nested(SpeculativeSchema, allow_none=True)
 
 
 class CostSchema(ThroughputSchema):

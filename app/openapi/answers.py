@@ -125,6 +125,8 @@ class _EngineFigures(Schema):
 
 class FitResponse(_EngineFigures):
     model = fields.String(required=True)
+    draft_weights_bytes = fields.Integer(required=True, allow_none=True)
+    draft_kv_bytes_per_token = fields.Integer(required=True, allow_none=True)
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
     weight_precision = fields.String(required=True)

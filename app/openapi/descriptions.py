@@ -208,6 +208,14 @@ FIELDS: dict[str, str] = {
         "Speculative decoding: the request's drafter (GET: dotted, `speculative.method=eagle`) and, in an answer, "
         "its step at this concurrency; null when not asked."
     ),
+    "draft_weights_bytes": (
+        "What the speculative drafter adds to weights_bytes (included there), bytes: the draft model's weights, "
+        "one decoder layer of the model for an eagle/eagle3/mtp head, 0 for ngram; null without speculative."
+    ),
+    "draft_kv_bytes_per_token": (
+        "What the drafter adds to kv_bytes_per_token (included there), bytes per token: the draft model's KV, one "
+        "layer's of the model for a head, 0 for ngram; null without speculative."
+    ),
     "speculative_speedup": "speculative.speedup at this concurrency; null without speculation.",
     "continuous_batching_ttft_ms": "continuous_batching.ttft_ms at this concurrency, ms; null as above.",
     "cost_per_million_output_tokens_decode_only_usd": (
@@ -2245,7 +2253,8 @@ SCHEMAS: dict[str, str] = {
     ),
     "Speculative": (
         "Speculative decoding (GET: dotted, `speculative.method=eagle`): a drafter proposes k tokens and the model "
-        "verifies them in one step. Applies to the continuous-batching steady state; off unless given."
+        "verifies them in one step. /v1/fit and /v1/throughput hold the drafter's weights and KV; /v1/throughput's "
+        "continuous-batching steady state runs the speculative step. Off unless given."
     ),
     "SpeculativeStep": (
         "Speculative decoding at `concurrency`, at the steady state's context (prompt + output / 2): what a "

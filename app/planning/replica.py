@@ -27,7 +27,7 @@ from app.sizing.plan import (
 )
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
 from app.sizing.specs import GpuSpec, ModelSpec
-from app.sizing.speculation import Speculation, SpeculativeStep
+from app.sizing.speculation import Speculation, SpeculativeStep, draft_kv_bytes_per_token, draft_weights_bytes
 from app.sizing.timing import gemm_roofline
 
 from .calibration import MEMORY_ONLY, Applied, apply, basis
@@ -108,6 +108,20 @@ def _uncertainty(plan: FitPlan, predicted: dict[str, float | None], mape: float 
     return {"uncertainty": ranges, "uncertainty_basis": "; ".join([basis, *notes])}
 
 
+def draft_memory_fields(plan: FitPlan) -> dict[str, Any]:
+    """What a speculative drafter holds: its weights (in weights_bytes) and its KV per token
+    (in kv_bytes_per_token); null without speculation."""
+    spec = plan.inputs.speculative
+    if spec is None:
+        return {"draft_weights_bytes": None, "draft_kv_bytes_per_token": None}
+    return {
+        "draft_weights_bytes": round(draft_weights_bytes(spec, plan.model, plan.weight_precision)),
+        "draft_kv_bytes_per_token": round(
+            draft_kv_bytes_per_token(spec, plan.model, plan.kv_precision, plan.tensor_parallel)
+        ),
+    }
+
+
 def fit_fields(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int) -> dict[str, Any]:
     """What a fit answer and a throughput answer share: the memory plan and its settings."""
     r = plan.result
@@ -138,6 +152,7 @@ def fit_fields(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int
         "shared_prefix_tokens": r.shared_prefix_tokens,
         "shared_prefix_kv_bytes": round(r.shared_prefix_kv_bytes),
         "kv_bytes_saved": round(r.kv_bytes_saved),
+        **draft_memory_fields(plan),
         "memory_used_bytes": round(r.memory_used_bytes),
         "fits_weights": r.fits_weights,
         "fits": r.fits,

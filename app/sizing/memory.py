@@ -135,20 +135,25 @@ def fit_budget(
     concurrency: int = 1,
     block_size: int = 1,
     shared_prefix_tokens: int = 0,
+    draft_kv_bytes_per_token: float = 0.0,
 ) -> FitResult:
     """The KV cache left of `usable` bytes (over the replica) once `weights` are in, as
     tokens and as whole sequences. Engines page the cache in blocks of `block_size` tokens:
     capacity rounds down to whole blocks and each sequence takes whole blocks. A prefix of
     `shared_prefix_tokens` common to every prompt is held once, in the whole blocks it fills
-    (a prefix cache shares full blocks only; the partial last one is each sequence's)."""
+    (a prefix cache shares full blocks only; the partial last one is each sequence's).
+    A speculative drafter keeps `draft_kv_bytes_per_token` more for every token, in the same
+    blocks (vLLM sizes one cache for both)."""
     budget = usable - weights
-    per_token = kv_bytes_per_token(model, kv_precision, gpus)
+    per_token = kv_bytes_per_token(model, kv_precision, gpus) + draft_kv_bytes_per_token
     context = prompt_tokens + output_tokens
     if block_size > 1:
         context = math.ceil(context / block_size) * block_size
     shared_tokens = shared_prefix_tokens - shared_prefix_tokens % block_size
     shared_bytes = kv_bytes_for_context(model, kv_precision, shared_tokens, gpus) if shared_tokens else 0.0
-    per_sequence = kv_bytes_for_context(model, kv_precision, context, gpus) - shared_bytes
+    shared_bytes += draft_kv_bytes_per_token * shared_tokens
+    per_sequence = kv_bytes_for_context(model, kv_precision, context, gpus) + draft_kv_bytes_per_token * context
+    per_sequence -= shared_bytes
     fits_weights = budget > 0
     capacity_tokens = math.floor(budget / per_token) if fits_weights else 0
     if block_size > 1:

@@ -237,6 +237,12 @@ def _fit_on(
     """One tensor-parallel size's fit under the request's engine."""
     assert inputs.gpu_memory_utilization is not None and target.memory_gb is not None
     weights, components = _weights(model, weight_precision, inputs)
+    # A speculative drafter's weights sit beside the model's; its KV shares the cache.
+    spec = inputs.speculative
+    draft_kv = 0.0
+    if spec is not None:
+        weights += speculation.draft_weights_bytes(spec, model, weight_precision)
+        draft_kv = speculation.draft_kv_bytes_per_token(spec, model, kv_precision, tp)
     engine = inputs.engine
     if engine is None or inputs.reserved_gb is not None:
         # The seeds' arithmetic (and a calibration's, whose overhead is against datasheet GB).
@@ -253,6 +259,7 @@ def _fit_on(
             concurrency=inputs.concurrency,
             block_size=block,
             shared_prefix_tokens=min(inputs.shared_prefix_tokens, inputs.prompt_tokens),
+            draft_kv_bytes_per_token=draft_kv,
         )
         return result, None, components
     assert inputs.max_batched_tokens is not None and inputs.max_num_seqs is not None
@@ -286,6 +293,7 @@ def _fit_on(
         concurrency=inputs.concurrency,
         block_size=engine.block_size,
         shared_prefix_tokens=min(inputs.shared_prefix_tokens, inputs.prompt_tokens),
+        draft_kv_bytes_per_token=draft_kv,
     )
     return result, reserved, components
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from . import memory, timing
 from .errors import SizingError
+from .precision import bytes_per_param
 from .specs import ModelSpec
 
 EAGLE = "eagle"
@@ -111,6 +112,31 @@ def head_fraction(model: ModelSpec) -> float:
     body = model.active_params - embeddings - params[memory.LM_HEAD]
     per_token = body + lm_head
     return (body / model.layers + lm_head) / per_token
+
+
+def draft_weights_bytes(spec: Speculation, model: ModelSpec, weight_precision: str) -> float:
+    """What the drafter adds to the replica's weights: the draft model's, one decoder layer
+    of the target for an EAGLE/MTP head (it shares the target's embeddings and lm_head), none
+    for n-gram lookup."""
+    if spec.method == DRAFT_MODEL:
+        assert spec.draft is not None
+        return memory.weights_bytes(spec.draft, weight_precision)
+    if spec.method in HEAD_METHODS:
+        params = memory.params_by_component(model)
+        body = model.params_total - params[memory.EMBEDDINGS] - params[memory.LM_HEAD]
+        return body / model.layers * bytes_per_param(weight_precision)
+    return 0.0
+
+
+def draft_kv_bytes_per_token(spec: Speculation, model: ModelSpec, kv_precision: str, tp: int) -> float:
+    """The drafter's KV for every token of a sequence: the draft model's every layer, one layer
+    of the target's for a head, none for n-gram lookup."""
+    if spec.method == DRAFT_MODEL:
+        assert spec.draft is not None
+        return memory.kv_bytes_per_token(spec.draft, kv_precision, tp)
+    if spec.method in HEAD_METHODS:
+        return memory.kv_bytes_per_token_per_layer(model, kv_precision, tp)
+    return 0.0
 
 
 def check_draft(target: ModelSpec, draft: ModelSpec) -> None:

@@ -109,3 +109,16 @@ def test_an_unknown_draft_model_is_404_naming_it(client: FlaskClient) -> None:
 def test_endpoints_that_do_not_model_it_refuse_it(client: FlaskClient, path: str) -> None:
     response = client.get(path, query_string={**L8_H100, "speculative.method": "eagle"})
     assert response.status_code == 422
+
+
+def test_fit_holds_the_drafter_s_weights_and_kv(client: FlaskClient) -> None:
+    plain = client.get("/v1/fit", query_string=L8_H100).get_json()
+    eagle = client.get("/v1/fit", query_string={**L8_H100, "speculative.method": "eagle"})
+    assert eagle.status_code == 200, eagle.get_json()
+    body = eagle.get_json()
+    assert plain["draft_weights_bytes"] is None and plain["draft_kv_bytes_per_token"] is None
+    assert body["weights_bytes"] == pytest.approx(plain["weights_bytes"] + body["draft_weights_bytes"], abs=1)
+    # One of Llama 3.1 8B's 32 layers: 131,072 / 32 bytes of KV a token.
+    assert body["draft_kv_bytes_per_token"] == 131_072 // 32
+    assert body["kv_bytes_per_token"] == plain["kv_bytes_per_token"] + 4096
+    assert body["max_concurrency"] < plain["max_concurrency"]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.sizing import speculation, timing
 from app.sizing.errors import SizingError
-from app.sizing.plan import PlanInputs, plan_throughput
+from app.sizing.plan import PlanInputs, plan_fit, plan_throughput
 from app.sizing.speculation import Speculation, expected_tokens_per_step, head_fraction
 
 from .specs import H100_SXM, LLAMA_31_8B, LLAMA_31_70B
@@ -134,3 +134,27 @@ def test_speedup_never_rises_with_the_batch(method: str, k: int, a: float, small
     low, high = plan_throughput(LLAMA_31_8B, H100_SXM, inputs).sweep
     assert low.speculative is not None and high.speculative is not None
     assert high.speculative.speedup <= low.speculative.speedup * (1 + 1e-9)
+
+
+def test_the_drafter_s_weights_and_kv_are_held_beside_the_model_s() -> None:
+    """Llama 3.1 8B on one H100 (ideal), 2,048 + 512 tokens: 166 sequences fit (the seed's);
+    an EAGLE head adds one decoder layer of weights and one layer's KV per token."""
+    base = PlanInputs(prompt_tokens=2048, output_tokens=512)
+    plain = plan_fit(LLAMA_WITH_VOCAB, H100_SXM, base).result
+    eagle = plan_fit(LLAMA_WITH_VOCAB, H100_SXM, replace(base, speculative=speculation.speculation("eagle"))).result
+    kv_per_token = 2 * 32 * 8 * 128 * 2  # 131,072 B over 32 layers
+    layer = (PARAMS - 2 * VOCAB * 4096) / 32  # 218,112,128 params, shared embeddings and head left out
+    assert eagle.weights_bytes == pytest.approx(plain.weights_bytes + layer * 2)
+    assert eagle.kv_bytes_per_token == pytest.approx(kv_per_token + kv_per_token / 32)
+    budget = 0.9 * 80e9 - PARAMS * 2 - layer * 2
+    assert plain.max_concurrency == 166
+    assert eagle.max_concurrency == int(budget // (2560 * kv_per_token * 33 / 32)) == 160
+    # A draft model brings all of its weights and layers.
+    drafted = replace(speculation.speculation("draft_model", draft_model="llama-3.1-8b"), draft=LLAMA_31_8B)
+    fit_70b = plan_fit(LLAMA_31_70B, H100_SXM, replace(base, tensor_parallel=4, speculative=drafted)).result
+    alone = plan_fit(LLAMA_31_70B, H100_SXM, replace(base, tensor_parallel=4)).result
+    assert fit_70b.weights_bytes == pytest.approx(alone.weights_bytes + PARAMS * 2)
+    # 8B's 8 KV heads over 4 GPUs: 2 a GPU, so its whole KV per token (32 layers) is added.
+    assert fit_70b.kv_bytes_per_token == pytest.approx(alone.kv_bytes_per_token + kv_per_token)
+    ngram = plan_fit(LLAMA_WITH_VOCAB, H100_SXM, replace(base, speculative=speculation.speculation("ngram"))).result
+    assert (ngram.weights_bytes, ngram.max_concurrency) == (plain.weights_bytes, plain.max_concurrency)
