@@ -39,7 +39,8 @@ MODEL_PATTERNS = (
     (r"llama-?2-70b|llama2-70b", "llama-2-70b"),
     (r"llama-?2-7b|llama2-7b", "llama-2-7b"),
     (r"qwen3-235b-a22b", "qwen3-235b-a22b"),
-    (r"qwen3-30b-a3b", "qwen3-30b-a3b"),
+    # The Coder variant has the same MoE architecture (48 layers, 128 experts, 8 active).
+    (r"qwen3-(coder-)?30b-a3b", "qwen3-30b-a3b"),
     (r"qwen3-14b", "qwen3-14b"),
     (r"qwen3-1\.7b", "qwen3-1.7b"),
     (r"qwen3-32b", "qwen3-32b"),
@@ -75,15 +76,14 @@ GPU_PATTERNS = (
     (r"mi300x", "mi300x"),
     (r"mi325x", "mi325x"),
     (r"mi355x", "mi355x"),
+    # A cloud vGPU or MIG device of the whole die (its rows say 188 SMs, 94,895 MiB) is the card.
+    (r"rtx pro 6000", "rtx-pro-6000"),
+    (r"rtx 4090", "rtx-4090"),
+    (r"rtx 5090", "rtx-5090"),
 )
 
 # GPUs that are not in the catalog but whose memory a row prints: planned inline, memory only.
 INLINE_GPUS = {r"rtx 3090": {"name": "NVIDIA RTX 3090 24GB", "memory_gb": 24, "architecture": "ampere-gddr"}}
-
-# ShareGPT-like open-loop runs give no lengths; vLLM's ShareGPT sample averages about this
-# (the closed-loop approximation of open-loop rows below, which the constants were fitted on).
-SHAREGPT_PROMPT_TOKENS = 220
-SHAREGPT_OUTPUT_TOKENS = 200
 
 # The /v1/latency replay of open-loop rows (OPENLOOP_METRICS). The rows and the measurements'
 # README give no lengths, so these are published figures of the same sampling: vLLM's
@@ -97,6 +97,13 @@ SHAREGPT_MEAN_OUTPUT_TOKENS = 203
 # spread's share of queueing (the replay understates waits, more so at higher rates).
 SHAREGPT_PROMPT_TOKENS_CV = 0.0
 SHAREGPT_OUTPUT_TOKENS_CV = 0.0
+# A burst of ShareGPT requests drains at the pace of its longest answers, so there the spread
+# cannot be left out: ShareGPT's first-turn lengths are right-skewed (many short questions, a
+# long tail), a coefficient of variation about 1 as for an exponential; assumed, not measured.
+SHAREGPT_BURST_CV = 1.0
+# SGLang's random dataset at range_ratio 0 draws each length uniformly up to the nominal one:
+# a uniform distribution's CV is 1/sqrt(3).
+UNIFORM_CV = 3**-0.5
 
 # Open-loop figures, replayed through /v1/latency at the row's request rate: medians
 # (p50; a mean where the row gives no median) of TTFT, TPOT and ITL. Their own metrics, so
@@ -128,6 +135,9 @@ class Case:
     note: str = ""
     # Which publication the row comes from (rows of one source share its setup and biases).
     source: str = ""
+    # A cheaper question whose answer moves with this one's (a burst's steady state at the
+    # engine's largest batch): the fit asks it, scaled by the ratio of the two at its start.
+    surrogate: Case | None = None
 
 
 @dataclass(frozen=True)
@@ -297,17 +307,98 @@ def memory_cases(path: Path) -> Iterator[Case | Skipped]:
         yield Case(row_id, KV_AT_DEFAULTS, tokens, "/v1/fit", settings, extract=_field("kv_capacity_tokens"), **common)
 
 
+@dataclass(frozen=True)
+class Totals:
+    """What a run's result block counts: requests completed, prompt and output tokens."""
+
+    requests: int
+    prompt_tokens: int
+    output_tokens: int
+
+    @property
+    def mean_prompt_tokens(self) -> int:
+        return max(1, round(self.prompt_tokens / self.requests))
+
+    @property
+    def mean_output_tokens(self) -> int:
+        return max(1, round(self.output_tokens / self.requests))
+
+
+_COUNT = (r"(\d+) successful", r"completed (\d+)", r"(\d+) requests sent at once", r"(\d+) prompts")
+_PROMPT_TOTAL = r"total[ _]input[ _]tokens:? (\d+)"
+_OUTPUT_TOTAL = r"total[ _](?:generated|output)[ _]tokens:? (\d+)"
+
+
+def totals_of(*cells: str | None) -> Totals | None:
+    """The counts a benchmark's result block prints (vLLM's 'total input tokens', SGLang's
+    'total_input_tokens'), searched in the given cells; None unless all three are there."""
+    text = " ".join(c for c in cells if c).replace(",", "")
+    prompt = re.search(_PROMPT_TOTAL, text, re.IGNORECASE)
+    output = re.search(_OUTPUT_TOTAL, text, re.IGNORECASE)
+    count = next((m for pattern in _COUNT if (m := re.search(pattern, text, re.IGNORECASE))), None)
+    if not (prompt and output and count) or int(count.group(1)) <= 0:
+        return None
+    return Totals(int(count.group(1)), int(prompt.group(1)), int(output.group(1)))
+
+
+def _sharegpt(text: str | None) -> bool:
+    return "sharegpt" in (text or "").lower()
+
+
 def _lengths(row: dict[str, str]) -> tuple[int, int]:
+    """Mean prompt and output lengths: the row's, else the run's totals over its requests,
+    else ShareGPT's published means for a ShareGPT run."""
     prompt, output = _int(row["isl"]), _int(row["osl"])
-    if prompt is None or output is None:
-        raise Skip("no input/output lengths")
-    return prompt, output
+    if prompt is not None and output is not None and not _sharegpt(row["isl"]):
+        return prompt, output
+    totals = totals_of(row.get("notes"), row.get("batch_or_concurrency"), row.get("dataset"))
+    if totals is not None:
+        return totals.mean_prompt_tokens, totals.mean_output_tokens
+    if _sharegpt(row.get("dataset")) or _sharegpt(row["isl"]):
+        return SHAREGPT_MEAN_PROMPT_TOKENS, SHAREGPT_MEAN_OUTPUT_TOKENS
+    raise Skip("no input/output lengths")
+
+
+def _unmodelled(row: dict[str, str]) -> None:
+    """Serving features the step model leaves out: their rows would fit a wrong constant."""
+    spec = (row.get("spec_decoding") or "none").strip().lower()
+    if spec not in ("", "none", "no", "off"):
+        raise Skip(f"speculative decoding ({row['spec_decoding']}) is not modelled")
+    text = " ".join(row.get(k) or "" for k in ("other_parallel", "notes")).lower()
+    if "dp attention" in text or "dp-attention" in text or "attention dp" in text:
+        raise Skip("data-parallel attention is not modelled")
+
+
+def _burst_requests(row: dict[str, str]) -> int | None:
+    """How many requests a burst (every request sent at once) held, None for other loads."""
+    load = " ".join((row["load_type"], row["batch_or_concurrency"])).lower()
+    if "burst" not in load and "sent at once" not in load:
+        return None
+    totals = totals_of(row.get("notes"), row["batch_or_concurrency"], row.get("dataset"))
+    if totals is not None:
+        return totals.requests
+    count = re.search(r"(\d+) (?:successful|requests sent at once|prompts)", load + " " + (row.get("dataset") or ""))
+    return int(count.group(1)) if count else None
+
+
+def _output_tok_s(row: dict[str, str], gpus: int, prompt: int, output: int) -> float | None:
+    """Output tokens/s of the deployment: the row's, per GPU times GPUs, or its total tokens/s
+    (input counted too) times the output share of the mean lengths."""
+    total = _num(row["output_tok_s_total"])
+    per_gpu = _num(row["output_tok_s_per_gpu"])
+    if total is None and per_gpu is not None:
+        total = per_gpu * gpus
+    both = _num(row.get("total_tok_s"))
+    if total is None and both is not None:
+        total = both * output / (prompt + output)
+    return total
 
 
 def speed_cases(path: Path) -> Iterator[Case | Skipped]:
     for row in _rows(path):
         row_id = row["row_id"]
         try:
+            _unmodelled(row)
             tp = _int(row["tensor_parallel_size"]) or _int(row["num_gpus"]) or 1
             params = _base(row, row["model"], row["precision"], tp)
             prompt, output = _lengths(row)
@@ -335,8 +426,39 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
                     **common,
                 )
             continue
+        burst = _burst_requests(row)
+        if burst is not None:
+            # A burst's TTFT and TPOT are mostly queueing: its throughput is the figure kept.
+            measured = _output_tok_s(row, gpus, prompt, output)
+            if measured is None:
+                continue
+            varied = _sharegpt(row.get("dataset")) or _sharegpt(row["isl"])
+            cv = SHAREGPT_BURST_CV if varied else 0.0
+            at = {**params, "requests": burst, "prompt_tokens_cv": cv, "output_tokens_cv": cv}
+            yield Case(
+                row_id,
+                OUTPUT_TOK_S,
+                measured,
+                "/v1/batch",
+                at,
+                extract=_field("output_tokens_per_s"),
+                surrogate=Case(
+                    row_id,
+                    OUTPUT_TOK_S,
+                    measured,
+                    "/v1/fit",
+                    params,
+                    extract=_field("max_concurrency"),
+                    then=_at_engine_max(params),
+                    **common,
+                ),
+                note=f"a burst of {burst} requests, simulated to the last completion"
+                + (f" (lengths spread, CV {cv:g} assumed)" if varied else ""),
+                **common,
+            )
+            continue
         if "offline" in load:
-            measured = _num(row["output_tok_s_total"])
+            measured = _output_tok_s(row, gpus, prompt, output)
             if measured is None:
                 continue
             yield Case(
@@ -353,14 +475,12 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
             continue
         concurrency = _int(row["batch_or_concurrency"]) or 1
         at = {**params, "concurrency": concurrency}
-        total = _num(row["output_tok_s_total"])
-        per_gpu = _num(row["output_tok_s_per_gpu"])
-        if total is None and per_gpu is not None:
-            total = per_gpu * gpus
+        # A per-token time that includes prefill (no streaming) is not TPOT: its row keeps tokens/s.
+        with_prefill = "includes prefill" in (row.get("tpot_itl_metric") or "")
         for metric, value, name in (
-            (TPOT, _num(row["tpot_or_itl_ms"]), "time_per_token_ms"),
+            (TPOT, None if with_prefill else _num(row["tpot_or_itl_ms"]), "time_per_token_ms"),
             (TTFT, _num(row["ttft_ms"]), "ttft_ms"),
-            (OUTPUT_TOK_S, total, "tokens_per_s"),
+            (OUTPUT_TOK_S, _output_tok_s(row, gpus, prompt, output), "tokens_per_s"),
         ):
             if value is not None:
                 yield Case(
@@ -410,28 +530,50 @@ def _at_engine_max(
     return then
 
 
+def _openloop_lengths(row: dict[str, str]) -> tuple[int, int, float, float]:
+    """Mean prompt and output lengths and their CVs for an open-loop run: a random dataset's
+    fixed lengths (range ratio 1) or uniform draws (range ratio 0, means from the run's totals),
+    else a ShareGPT run's totals or ShareGPT's published means."""
+    dataset = row.get("dataset") or ""
+    totals = totals_of(row.get("notes"), f"{row.get('prompts') or 0} prompts")
+    fixed = re.search(r"random (\d+)/(\d+).*(?:range-ratio|range_ratio) 1\b", dataset)
+    if fixed:
+        return int(fixed.group(1)), int(fixed.group(2)), 0.0, 0.0
+    if re.search(r"random .*range_ratio 0(\.0)?\b", dataset) and totals is not None:
+        return totals.mean_prompt_tokens, totals.mean_output_tokens, UNIFORM_CV, UNIFORM_CV
+    if _sharegpt(dataset):
+        if totals is not None:
+            prompt, output = totals.mean_prompt_tokens, totals.mean_output_tokens
+        else:
+            prompt, output = SHAREGPT_MEAN_PROMPT_TOKENS, SHAREGPT_MEAN_OUTPUT_TOKENS
+        return prompt, output, SHAREGPT_PROMPT_TOKENS_CV, SHAREGPT_OUTPUT_TOKENS_CV
+    raise Skip(f"dataset {dataset!r}: its spread is not stated (no published length statistics)")
+
+
 def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
     for row in _rows(path):
         row_id = row["row_id"]
         try:
+            _unmodelled(row)
             tp = _int(row["tensor_parallel"]) or 1
             params = _base(row, row["model"], row["precision"], tp)
+            prompt, output, _, _ = _openloop_lengths(row)
         except Skip as exc:
             yield Skipped(row_id, str(exc))
             continue
         rate = _num(row["achieved_req_s"]) or _num(row["request_rate"])
-        output_rate = _num(row["output_tok_s"])
-        output = SHAREGPT_OUTPUT_TOKENS
-        if output_rate and rate:
-            output = max(1, round(output_rate / rate))
-        params.update(prompt_tokens=SHAREGPT_PROMPT_TOKENS, output_tokens=output)
+        params.update(prompt_tokens=prompt, output_tokens=output)
         common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
-        tpot = _num(row["tpot_mean_ms"]) or _num(row["itl_mean_ms"])
-        ttft = _num(row["ttft_mean_ms"])
+        # Means where the row gives them, else medians (a right-skewed TTFT's median sits below
+        # its mean, so this leans toward less queueing).
+        tpot = next(
+            (v for k in ("tpot_mean_ms", "itl_mean_ms", "tpot_p50_ms", "itl_p50_ms") if (v := _num(row[k]))), None
+        )
+        ttft = _num(row["ttft_mean_ms"]) or _num(row["ttft_p50_ms"])
         # Little's law: requests in flight = rate x time in the system (TTFT + decode).
         in_flight = max(1, round((rate or 1) * ((ttft or 0) + output * (tpot or 0)) / 1e3))
         at = {**params, "concurrency": in_flight}
-        note = "open loop at the in-flight count Little's law gives; ShareGPT lengths assumed"
+        note = "open loop at the in-flight count Little's law gives"
         if tpot is not None:
             yield Case(
                 row_id, TPOT, tpot, "/v1/throughput", at, extract=_field("continuous_batching.time_per_token_ms"),
@@ -456,13 +598,13 @@ def _rate_answer(figure: str, statistic: str) -> Callable[[dict[str, Any]], floa
 
 def openloop_latency_cases(path: Path) -> Iterator[Case | Skipped]:
     """Open-loop rows as /v1/latency questions: one replica at the row's request rate,
-    Poisson arrivals (the benchmarks' default), ShareGPT's published mean lengths; each
+    Poisson arrivals (the benchmarks' default), the run's mean lengths (_openloop_lengths); each
     measured median against the predicted one (a measured mean against the predicted mean)."""
     for row in _rows(path):
         row_id = row["row_id"]
         try:
-            if "sharegpt" not in (row.get("dataset") or "").lower():
-                raise Skip(f"dataset {row.get('dataset')!r} has no published length statistics here")
+            _unmodelled(row)
+            prompt, output, prompt_cv, output_cv = _openloop_lengths(row)
             rate = _num(row["request_rate"])
             if rate is None or rate <= 0:
                 raise Skip("no request rate")
@@ -472,10 +614,10 @@ def openloop_latency_cases(path: Path) -> Iterator[Case | Skipped]:
             yield Skipped(row_id, str(exc))
             continue
         params.update(
-            prompt_tokens=SHAREGPT_MEAN_PROMPT_TOKENS,
-            output_tokens=SHAREGPT_MEAN_OUTPUT_TOKENS,
-            prompt_tokens_cv=SHAREGPT_PROMPT_TOKENS_CV,
-            output_tokens_cv=SHAREGPT_OUTPUT_TOKENS_CV,
+            prompt_tokens=prompt,
+            output_tokens=output,
+            prompt_tokens_cv=prompt_cv,
+            output_tokens_cv=output_cv,
             arrival="poisson",
             request_rate=rate,
             mode="analytic",

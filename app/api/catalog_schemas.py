@@ -420,6 +420,10 @@ class EngineWriteSchema(_WholeNumbers):
     step_overhead_ms = _amount(1e4)
     layer_overhead_us = _amount(1e6)
     ttft_overhead_ms = _amount(1e5)
+    sequence_overhead_us = _amount(1e6)
+    collective_latency_us = _amount(1e6)
+    expert_overhead_us = _amount(1e6)
+    mla_layer_overhead_us = _amount(1e6)
     efficiencies = fields.List(
         fields.Nested(KernelEfficiencySchema), load_default=list, validate=validate.Length(max=MAX_EFFICIENCIES)
     )

@@ -395,6 +395,15 @@ FIELDS: dict[str, str] = {
     "large_gpu_gib": "Visible memory from which the `_large_gpu` defaults apply, GiB (2^30 bytes); null: none.",
     "latency_us": "Latency of one collective hop, µs.",
     "layer_overhead_us": "Cost of every layer of every forward step beyond the roofline (kernel launches), us.",
+    "sequence_overhead_us": (
+        "Cost of every running sequence in every forward step (sampling, detokenising, scheduling), us."
+    ),
+    "collective_latency_us": (
+        "Latency of every tensor- or expert-parallel collective beyond the interconnect's own (NCCL's "
+        "small-message all-reduce), us."
+    ),
+    "expert_overhead_us": "Cost of every expert GEMM a step runs, per MoE layer on each GPU (grouped-GEMM tiles), us.",
+    "mla_layer_overhead_us": "Extra cost of every layer of every forward step of an MLA model (its attention), us.",
     "layers": "Transformer layers, count.",
     "leaves_out": "What the estimate leaves out, in plain words (the same text on every answer).",
     "license": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),

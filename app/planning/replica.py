@@ -26,7 +26,7 @@ from app.sizing.plan import (
     plan_throughput,
 )
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
-from app.sizing.specs import GpuSpec, ModelSpec
+from app.sizing.specs import MLA, GpuSpec, ModelSpec
 from app.sizing.speculation import Speculation, SpeculativeStep, draft_kv_bytes_per_token, draft_weights_bytes
 from app.sizing.timing import gemm_roofline
 
@@ -102,9 +102,16 @@ def _uncertainty(plan: FitPlan, predicted: dict[str, float | None], mape: float 
     if engine is None:
         return {"uncertainty": None, "uncertainty_basis": "engine=ideal: a lower bound, no error bars"}
     ranges, notes = engine_mod.uncertainty_ranges(
-        engine, predicted, moe=plan.model.is_moe, architecture=plan.target.gpu.architecture
+        engine,
+        predicted,
+        moe=plan.model.is_moe,
+        architecture=plan.target.gpu.architecture,
+        mla=plan.model.attention == MLA,
     )
-    basis = f"10th-90th percentile of measured/predicted on {engine.name}'s training rows"
+    basis = (
+        f"10th-90th percentile of measured/predicted on {engine.name}'s training rows, each predicted by "
+        "constants fitted without its publication's rows"
+    )
     return {"uncertainty": ranges, "uncertainty_basis": "; ".join([basis, *notes])}
 
 

@@ -104,6 +104,18 @@ class EngineProfile:
     # Per forward step: scheduling, sampling, detokenisation (fixed), kernel launches (per layer).
     step_overhead_ms: float = 0.0
     layer_overhead_us: float = 0.0
+    # Per running sequence per step: its sampling, detokenising and scheduler bookkeeping, so a
+    # step (ITL, TPOT) grows with the running batch as engines show.
+    sequence_overhead_us: float = 0.0
+    # Per collective under tensor or expert parallel, beyond the link's own latency: NCCL's
+    # small-message all-reduce at a decode step's few kilobytes (launch, synchronisation).
+    collective_latency_us: float = 0.0
+    # Per expert GEMM a step runs, per MoE layer on each GPU: the grouped kernel's per-expert
+    # tile scheduling and launch, which few tokens per expert cannot hide.
+    expert_overhead_us: float = 0.0
+    # Per layer of an MLA model (DeepSeek-V2/V3-style), per step: its attention runs several
+    # small projections and a latent decompression beyond the roofline's bytes and FLOPs.
+    mla_layer_overhead_us: float = 0.0
     # Per request, before its first token: the API server's tokenising and scheduling.
     ttft_overhead_ms: float = 0.0
     efficiencies: tuple[KernelEfficiency, ...] = ()
@@ -141,9 +153,11 @@ class EngineProfile:
             return self.max_num_seqs_large_gpu
         return self.max_num_seqs
 
-    def step_overhead_s(self, layers: int) -> float:
-        """What every forward step costs beyond the roofline: fixed plus per layer."""
-        return self.step_overhead_ms / 1e3 + layers * self.layer_overhead_us / 1e6
+    def step_overhead_s(self, layers: int, mla: bool = False) -> float:
+        """What every forward step costs beyond the roofline: fixed plus per layer (more per
+        layer for MLA attention)."""
+        per_layer_us = self.layer_overhead_us + (self.mla_layer_overhead_us if mla else 0.0)
+        return self.step_overhead_ms / 1e3 + layers * per_layer_us / 1e6
 
 
 def visible_gib(
@@ -237,7 +251,12 @@ UNCERTAIN_FIELDS = {
 
 
 def uncertainty_ranges(
-    engine: EngineProfile, predicted: dict[str, float | None], *, moe: bool, architecture: str | None
+    engine: EngineProfile,
+    predicted: dict[str, float | None],
+    *,
+    moe: bool,
+    architecture: str | None,
+    mla: bool = False,
 ) -> tuple[dict[str, list[float] | None], list[str]]:
     """[low, high] around each predicted figure: the spread of measured / predicted on the
     engine's training rows, widened (and said) where those rows hold nothing of this kind."""
@@ -247,6 +266,9 @@ def uncertainty_ranges(
     if moe and not spread.rows.get("moe"):
         widen = spread.unseen_widening
         notes.append(f"{engine.name}'s training rows hold no mixture-of-experts model: range widened")
+    if mla and not spread.rows.get("mla"):
+        widen = spread.unseen_widening
+        notes.append(f"{engine.name}'s training rows hold no MLA (DeepSeek-style) model: range widened")
     if not measured_on(engine, architecture):
         widen = max(widen, spread.unseen_widening)
         notes.append(f"{engine.name}'s training rows hold no {architecture or 'unknown'} GPU: range widened")

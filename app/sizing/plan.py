@@ -17,7 +17,7 @@ from .engine import EngineProfile
 from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
 from .precision import AUTO, UnknownPrecision, choose_weight_precision, compute_peak, normalise, peak_key
-from .specs import GpuSpec, MigProfile, ModelSpec
+from .specs import MLA, GpuSpec, MigProfile, ModelSpec
 
 MS = 1e3
 GIB = 2**30
@@ -551,7 +551,12 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         link_gb_per_s=target.interconnect_bandwidth_gb_per_s,
         link_latency_us=target.interconnect_latency_us,
         include_communication=inputs.include_communication,
-        step_overhead_s=0.0 if engine is None else engine.step_overhead_s(fitted.model.layers),
+        step_overhead_s=0.0
+        if engine is None
+        else engine.step_overhead_s(fitted.model.layers, fitted.model.attention == MLA),
+        sequence_overhead_s=0.0 if engine is None else engine.sequence_overhead_us / 1e6,
+        collective_latency_s=0.0 if engine is None else engine.collective_latency_us / 1e6,
+        expert_overhead_s=0.0 if engine is None else engine.expert_overhead_us / 1e6,
         moe_memory_efficiency=1.0 if engine is None else engine.efficiency(target.architecture).moe_memory,
         tpot_excludes_own_prefill=engine is not None,
         request_overhead_s=0.0 if engine is None else engine.ttft_overhead_ms / 1e3,

@@ -527,17 +527,23 @@ class ReplicaModel:
         decode_flops = seen * s.decode_flops_per_token + s.attention_flops_per_layer_token * attended
         memory = weights(seen) + kv * attended
         compute = per_flop * decode_flops
+        # Per-sequence and per-expert-GEMM costs as time_parts_s counts them.
+        per_sequence = s.sequence_overhead_s
+        experts = s.expert_overhead_s
         decode = (memory if memory > compute else compute) + fixed + per_comm * seen
+        decode += per_sequence * seen + experts(seen)
         # Prompt tokens at their cost to a step (time_parts_s's prefill_cost: 0 on a decode replica).
         cost = s.prefill_cost
         costed = chunk * cost
         memory = weights(seen + costed) + kv * (attended + layers * costed)
         compute = per_flop * (decode_flops + cost * (chunk * per_token + self.prompt_attention_flops / k))
         alone = (memory if memory > compute else compute) + fixed + per_comm * (seen + costed)
+        alone += per_sequence * (seen + (1.0 if costed > 0 else 0.0)) + experts(seen + costed)
         costed = room * cost
         memory = weights(seen + costed) + kv * (attended + layers * costed)
         compute = per_flop * (decode_flops + cost * (room * per_token + self.prompt_attention_flops * room / p))
         full = (memory if memory > compute else compute) + fixed + per_comm * (seen + costed)
+        full += per_sequence * (seen + (1.0 if costed > 0 else 0.0)) + experts(seen + costed)
         return k, chunk, alone, decode, p * full / room
 
     # -- the mean core ------------------------------------------------------------------

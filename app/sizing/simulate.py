@@ -699,7 +699,13 @@ class _Engine:
         steps, decodes = self.steps, self.decodes
         attended0 = steps.layers * self.decode_ctx
         d_attended = steps.layers * decodes
-        fixed = steps.communication_fixed_s + steps.communication_per_token_s * decodes + steps.overhead_s
+        fixed = (
+            steps.communication_fixed_s
+            + steps.communication_per_token_s * decodes
+            + steps.overhead_s
+            + steps.sequence_overhead_s * decodes
+            + steps.expert_overhead_s(decodes)
+        )
         m0 = steps.weights_s(decodes) + steps.kv_s_per_layer_token * attended0
         m1 = steps.kv_s_per_layer_token * d_attended
         c0 = steps.s_per_flop * (

@@ -77,6 +77,12 @@ class Hardware:
     include_communication: bool = True
     # What an engine adds to every forward step (scheduler, sampling, launches), seconds.
     step_overhead_s: float = 0.0
+    # ... and per sequence a step runs (sampling, detokenising, scheduling), seconds.
+    sequence_overhead_s: float = 0.0
+    # ... per collective under tensor/expert parallel beyond the link's latency, seconds.
+    collective_latency_s: float = 0.0
+    # ... per expert GEMM per MoE layer on each GPU (grouped-GEMM tile scheduling), seconds.
+    expert_overhead_s: float = 0.0
     # Grouped expert GEMMs stream weights at this share of memory_efficiency.
     moe_memory_efficiency: float = 1.0
     # A request's TPOT carries the prefill chunks of the others only (engines); the lab's
@@ -135,16 +141,30 @@ def weights_read(work: Workload, tokens: float) -> WeightRead:
     return WeightRead(shared, experts * fraction, per_expert)
 
 
-def grouped_gemm_efficiency(moe_memory_efficiency: float, tokens_per_expert: float) -> float:
-    """Share of `memory_efficiency` a grouped expert GEMM streams at: `moe_memory_efficiency`
-    when each expert sees one token (a per-expert fixed cost dominates), rising toward 1 as
-    that cost is shared by more tokens (prefill, large batches)."""
-    return moe_memory_efficiency + (1.0 - moe_memory_efficiency) * (1.0 - 1.0 / tokens_per_expert)
-
-
 def weights_memory_s(hw: Hardware, read: WeightRead, gpus: int) -> float:
-    expert_efficiency = grouped_gemm_efficiency(hw.moe_memory_efficiency, read.tokens_per_expert)
-    return hw.memory_s(read.shared_bytes, gpus) + hw.memory_s(read.expert_bytes, gpus) / expert_efficiency
+    """Grouped expert GEMMs stream at a constant share of the dense bandwidth; what a few
+    tokens per expert cost beyond it is a fixed cost per expert GEMM (`expert_overhead_s`),
+    not a bandwidth that rises with the batch (which would make a longer prompt cheaper)."""
+    return hw.memory_s(read.shared_bytes, gpus) + hw.memory_s(read.expert_bytes, gpus) / hw.moe_memory_efficiency
+
+
+def expert_gemms_per_gpu(model: ModelSpec, tokens: float, expert_parallel: int) -> float:
+    """Expert GEMMs one GPU runs in a step over `tokens` tokens, over all MoE layers: every
+    touched expert in every layer (tensor parallel shards each expert across the GPUs; expert
+    parallel splits the experts between them)."""
+    if not model.is_moe or tokens <= 0:
+        return 0.0
+    assert model.experts
+    return model.layers * model.experts * expert_fraction(model, tokens) / max(1, expert_parallel)
+
+
+def step_overhead_s(work: Workload, hw: Hardware, sequences: float, tokens: float) -> float:
+    """What a step costs beyond the roofline: the engine's fixed and per-layer part, its
+    per-sequence part and its per-expert-GEMM part."""
+    overhead = hw.step_overhead_s + hw.sequence_overhead_s * sequences
+    if hw.expert_overhead_s:
+        overhead += hw.expert_overhead_s * expert_gemms_per_gpu(work.model, tokens, work.expert_parallel)
+    return overhead
 
 
 def attention_flops_per_context_token(model: ModelSpec) -> float:
@@ -164,7 +184,9 @@ def communication_s(work: Workload, hw: Hardware, tokens: float) -> float:
     if hw.link_gb_per_s is None or hw.link_latency_us is None:
         raise ValueError("interconnect bandwidth and latency are needed for tensor parallel")
     model = work.model
-    total = tp_communication_s(tokens, model.hidden_size, model.layers, work.tp, hw.link_gb_per_s, hw.link_latency_us)
+    # Each collective waits the link's latency and NCCL's own small-message latency.
+    latency_us = hw.link_latency_us + hw.collective_latency_s * 1e6
+    total = tp_communication_s(tokens, model.hidden_size, model.layers, work.tp, hw.link_gb_per_s, latency_us)
     if work.expert_parallel > 1 and model.is_moe:
         assert model.experts_per_token is not None
         total += ep_all_to_all_s(
@@ -174,7 +196,7 @@ def communication_s(work: Workload, hw: Hardware, tokens: float) -> float:
             model.experts_per_token,
             work.expert_parallel,
             hw.link_gb_per_s,
-            hw.link_latency_us,
+            latency_us,
         )
     return total
 
@@ -238,7 +260,7 @@ def forward_step(
         compute_s=hw.compute_s(flops + prefill_flops_total, work.tp),
         communication_s=communication_s(work, hw, tokens),
         expert_fraction=expert_fraction(model, tokens),
-        overhead_s=hw.step_overhead_s,
+        overhead_s=step_overhead_s(work, hw, decodes + (1 if prefill_tokens else 0), tokens),
     )
 
 
@@ -271,7 +293,7 @@ def prefill(work: Workload, hw: Hardware, batch: int) -> Step:
         compute_s=hw.compute_s(flops, work.tp),
         communication_s=communication_s(work, hw, tokens),
         expert_fraction=expert_fraction(model, tokens),
-        overhead_s=hw.step_overhead_s,
+        overhead_s=step_overhead_s(work, hw, batch, tokens),
     )
 
 
@@ -472,6 +494,10 @@ class StepModel:
     moe_miss: float = 1.0
     moe_share: float = 0.0
     moe_efficiency: float = 1.0
+    # Per sequence a step runs, and the per-expert-GEMM cost were every expert touched (MoE:
+    # times the expert fraction of the step's tokens).
+    sequence_overhead_s: float = 0.0
+    all_experts_overhead_s: float = 0.0
     # What a prompt's tokens cost a step: 1, or 0 on a decode replica of a disaggregated
     # deployment, whose prompts were computed elsewhere (their KV arrives over a link).
     prefill_cost: float = 1.0
@@ -494,6 +520,10 @@ class StepModel:
                 "moe_miss": 1.0 - model.experts_per_token / model.experts,
                 "moe_share": model.experts_per_token / model.experts,
                 "moe_efficiency": hw.moe_memory_efficiency,
+                "all_experts_overhead_s": hw.expert_overhead_s
+                * model.layers
+                * model.experts
+                / max(1, work.expert_parallel),
             }
         return cls(
             work=work,
@@ -506,6 +536,7 @@ class StepModel:
             communication_fixed_s=comm0,
             communication_per_token_s=comm1,
             overhead_s=hw.step_overhead_s,
+            sequence_overhead_s=hw.sequence_overhead_s,
             layers=model.layers,
             windowed=bool(model.sliding_window and model.sliding_window_layers),
             dense_weights_s=dense,
@@ -523,9 +554,13 @@ class StepModel:
         if tokens <= 0:
             return self.moe_shared_s
         fraction = 1.0 - math.pow(self.moe_miss, tokens)
-        per_expert = max(1.0, tokens * self.moe_share / fraction)
-        efficiency = grouped_gemm_efficiency(self.moe_efficiency, per_expert)
-        return self.moe_shared_s + self.moe_experts_s * fraction / efficiency
+        return self.moe_shared_s + self.moe_experts_s * fraction / self.moe_efficiency
+
+    def expert_overhead_s(self, tokens: float) -> float:
+        """The per-expert-GEMM cost of a step over `tokens` tokens (expert_gemms_per_gpu)."""
+        if not self.all_experts_overhead_s or tokens <= 0:
+            return 0.0
+        return self.all_experts_overhead_s * (1.0 - math.pow(self.moe_miss, tokens))
 
     def attended(self, context_tokens: float) -> float:
         """Layer-tokens of cache one sequence of `context_tokens` holds."""
@@ -568,7 +603,10 @@ class StepModel:
             + prefill_attention_flops
         )
         communication = self.communication_fixed_s + self.communication_per_token_s * tokens
-        return (memory if memory > compute else compute) + communication + self.overhead_s
+        # The sequences a step runs: its decodes and (at least) the one prompt it chunks.
+        sequences = decodes + (1.0 if prefill_tokens > 0 else 0.0)
+        overhead = self.overhead_s + self.sequence_overhead_s * sequences + self.expert_overhead_s(tokens)
+        return (memory if memory > compute else compute) + communication + overhead
 
     def time_s(
         self,

@@ -473,13 +473,19 @@ def test_vllm_decodes_slower_than_the_roofline_alone(client: FlaskClient, concur
     assert low <= vllm_ms <= high and low < high
     assert "vllm" in vllm["uncertainty_basis"] and ideal["uncertainty"] is None
     # A decode step streams the checkpoint's weights less its embedding table (a lookup, not
-    # a GEMM) and the KV cache, then pays the engine's fixed and per-layer step overheads.
+    # a GEMM) and the KV cache, then pays the engine's fixed, per-layer and per-sequence costs.
     assert vllm["decode_bound"] == "memory"
     components = vllm["weights_by_component_bytes"]
     assert vllm["weight_bytes_per_step"] == pytest.approx(sum(components.values()) - components["embeddings"])
     engine = get_ok(client, "/v1/engines/vllm")
     layers = model_fields(client, "llama-3.1-8b")["layers"]
-    overhead_ms = engine["step_overhead_ms"] + layers * engine["layer_overhead_us"] / 1e3
+    # ... and the per-sequence part for each of the batch's sequences.
+    batch = vllm["concurrency"]
+    overhead_ms = (
+        engine["step_overhead_ms"]
+        + layers * engine["layer_overhead_us"] / 1e3
+        + batch * engine["sequence_overhead_us"] / 1e3
+    )
     bandwidth = vllm["memory_bandwidth_tb_per_s"] * 1e12 * vllm["memory_efficiency"]
     roofline_ms = (vllm["weight_bytes_per_step"] + vllm["kv_bytes_per_step"]) / bandwidth * 1e3
     assert vllm["time_per_token_ms"] == pytest.approx(roofline_ms + overhead_ms, rel=1e-6)

@@ -60,6 +60,10 @@ def engine_values(name: str = "custom", **changes: Any) -> dict[str, Any]:
         "step_overhead_ms": 0.8,
         "layer_overhead_us": 12.0,
         "ttft_overhead_ms": 3.0,
+        "sequence_overhead_us": 4.0,
+        "collective_latency_us": 8.0,
+        "expert_overhead_us": 1.5,
+        "mla_layer_overhead_us": 30.0,
         "efficiencies": [{"architecture": "*", "memory": 0.7, "compute": 0.5, "moe_memory": 1.0}],
         "uncertainty": {
             "time_per_token": [0.7, 1.5],

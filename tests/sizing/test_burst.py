@@ -27,10 +27,8 @@ H100_ENGINE = timing.Hardware(
     request_overhead_s=0.02,
 )
 H100 = timing.Hardware(3.35e12, 989e12)
-# For the properties: grouped expert GEMMs at a fixed efficiency. At 0.5 at one token per
-# expert (timing.grouped_gemm_efficiency), a step's weight time falls as its tokens grow
-# (Qwen3 30B-A3B: a 400-token prompt prefills in 29.6 ms, a 50-token one in 32.4 ms), so a
-# larger batch can finish sooner: a step-time property, not the scheduler's.
+# For the properties: expert weights at the dense bandwidth (the engine case streams them at
+# half of it; both are constant shares, so a step's time never falls as its tokens grow).
 H100_ENGINE_FLAT_MOE = replace(H100_ENGINE, moe_memory_efficiency=1.0)
 ROOMY_KV = 10_000_000
 WINDOWED = replace(LLAMA_31_8B, name="windowed 8B", sliding_window=512, sliding_window_layers=16)

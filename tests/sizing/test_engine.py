@@ -159,13 +159,24 @@ def test_expert_parallel_adds_two_all_to_alls_per_moe_layer():
     assert ep_all_to_all_s(64, 2048, 48, 8, 4, 450, 10) == pytest.approx(2 * 48 * (10e-6 + payload / 450e9))
 
 
-def test_grouped_expert_gemms_stream_slowly_at_one_token_per_expert_and_recover_with_more():
-    assert timing.grouped_gemm_efficiency(0.6, 1.0) == pytest.approx(0.6)
-    assert timing.grouped_gemm_efficiency(0.6, 8.0) == pytest.approx(0.6 + 0.4 * 7 / 8)
-    # Prefill of 128 tokens on 128 experts, top-8: every expert touched, 8 tokens each.
+def test_expert_weights_stream_at_a_constant_share_and_each_expert_gemm_costs_its_overhead():
+    hw = timing.Hardware(3.35e12, 989e12, memory_efficiency=0.8, moe_memory_efficiency=0.6, expert_overhead_s=2e-6)
     work = timing.Workload(QWEN3_30B_A3B, "bf16", "bf16", 1, 128, 128)
-    assert timing.weights_read(work, 128).tokens_per_expert == pytest.approx(8.0, rel=1e-3)
-    assert timing.weights_read(work, 1).tokens_per_expert == 1.0
+    read = timing.weights_read(work, 128)
+    # The experts' bytes at 0.6 of the dense bandwidth, whatever the tokens per expert.
+    expected = read.shared_bytes / (3.35e12 * 0.8) + read.expert_bytes / (3.35e12 * 0.8 * 0.6)
+    assert timing.weights_memory_s(hw, read, 1) == pytest.approx(expected)
+    # One token touches 8 of 128 experts in each of 48 layers: 384 expert GEMMs; 128 tokens
+    # touch 1 - (1 - 8/128)^128 of them, all but 0.03%.
+    assert timing.expert_gemms_per_gpu(QWEN3_30B_A3B, 1, 1) == pytest.approx(48 * 8)
+    assert timing.expert_gemms_per_gpu(QWEN3_30B_A3B, 128, 1) == pytest.approx(48 * 128 * (1 - (120 / 128) ** 128))
+    # Expert parallel over 4 GPUs: each runs a quarter of them.
+    assert timing.expert_gemms_per_gpu(QWEN3_30B_A3B, 128, 4) == pytest.approx(
+        timing.expert_gemms_per_gpu(QWEN3_30B_A3B, 128, 1) / 4
+    )
+    step = timing.forward_step(work, hw, 1, 100.0)
+    assert step.overhead_s == pytest.approx(48 * 8 * 2e-6)
+    assert timing.expert_gemms_per_gpu(LLAMA_31_8B, 128, 1) == 0.0
 
 
 def test_uncertainty_is_widened_for_what_the_training_rows_lack():

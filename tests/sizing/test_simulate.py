@@ -22,6 +22,10 @@ from .specs import DEEPSEEK_V3, LLAMA_31_8B, LLAMA_31_70B, QWEN3_30B_A3B
 
 H100 = timing.Hardware(3.35e12, 989e12, link_gb_per_s=450, link_latency_us=10)
 H100_ENGINE = timing.Hardware(3.35e12, 989e12, step_overhead_s=0.003, moe_memory_efficiency=0.5)
+# Every step term an engine profile can set: per sequence, per collective, per expert GEMM.
+H100_TERMS = replace(
+    H100, step_overhead_s=0.002, sequence_overhead_s=8e-6, collective_latency_s=9e-6, expert_overhead_s=1.5e-6
+)
 # 8B on an H100: (80 GB x 0.9 - 16.06 GB) / 131,072 B per token = 426,800 tokens of KV.
 ROOMY = Limits(max_batched_tokens=2048, max_num_seqs=256, kv_capacity_tokens=426_800)
 
@@ -42,8 +46,11 @@ WINDOWED = replace(LLAMA_31_8B, name="windowed 8B", sliding_window=512, sliding_
         (DEEPSEEK_V3, 8, H100),
         (LLAMA_31_70B, 4, H100),
         (WINDOWED, 1, H100_ENGINE),
+        (QWEN3_30B_A3B, 2, H100_TERMS),
+        (DEEPSEEK_V3, 8, H100_TERMS),
+        (LLAMA_31_70B, 4, H100_TERMS),
     ],
-    ids=["dense", "moe+engine", "mla-moe-tp8", "tp4", "windowed"],
+    ids=["dense", "moe+engine", "mla-moe-tp8", "tp4", "windowed", "moe+terms", "mla-moe-tp8+terms", "tp4+terms"],
 )
 def test_the_step_model_is_forward_step_in_a_few_float_operations(model, tp, hw):
     # forward_step is the step continuous_batching and decode_step are built on; the
