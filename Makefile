@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium libreoffice spec
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium libreoffice spec mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,17 @@ cross-validate: install-dev
 spec: install
 	$(BIN)/python -m app.openapi
 
+# Mutation testing of app/sizing (mutmut; not part of `make test`: it runs tests/sizing once per
+# mutant, long). Prints the kill rate; `FILES='app.sizing.cost*'` runs the mutants of one module.
+mutation: install-dev
+	rm -rf mutants
+	$(BIN)/mutmut run $(FILES)
+	$(BIN)/mutmut export-cicd-stats
+	$(BIN)/python -c "import json; s = json.load(open('mutants/mutmut-cicd-stats.json')); \
+	  tried = s['killed'] + s['survived'] + s['timeout']; \
+	  print(f\"mutation: {s['killed']} of {tried} mutants killed ({s['killed'] / max(tried, 1):.1%}), \
+	  {s['survived']} survived, {s['timeout']} timed out, {s['no_tests']} without tests\")"
+
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check app tests migrations
@@ -78,4 +89,4 @@ test: install-dev lint typecheck chromium libreoffice
 	$(BIN)/python -m pytest
 
 clean:
-	rm -rf $(VENV) instance/*.sqlite3*
+	rm -rf $(VENV) instance/*.sqlite3* mutants
