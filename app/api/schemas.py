@@ -203,6 +203,10 @@ class InlineModelSchema(ModelShapeSchema):
     source = fields.String(allow_none=True, validate=validate.Length(max=5000))
     notes = fields.String(allow_none=True, validate=validate.Length(max=5000))
     params_beyond_shape = fields.String(allow_none=True, validate=validate.Length(max=5000))
+    instruct_repo = fields.String(allow_none=True, validate=validate.Length(max=300))
+    aliases = fields.List(
+        fields.String(validate=validate.Length(max=200)), allow_none=True, validate=validate.Length(max=50)
+    )
     version = Integer(allow_none=True, validate=count(0, 2**31 - 1))
 
     @post_load

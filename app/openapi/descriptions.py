@@ -1054,13 +1054,8 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "per_hour": "One DayHour per hour of the forecast, requests counted in the hour they arrived.",
         "timeline": "The replicas at every change (DayReplicas), from t = 0.",
     },
+    # The rest of a StaticDay is a Day's (the spec composes it with allOf).
     "StaticDay": {
-        **_DAY_FIGURES,
-        "scale_ups": "Polls at which the autoscaler added replicas, count.",
-        "scale_downs": "Polls at which it removed one (a starting replica cancelled or a serving one drained), count.",
-        "drain_s": "Time past the day's end until its last request finished, s.",
-        "per_hour": "One DayHour per hour of the forecast, requests counted in the hour they arrived.",
-        "timeline": "The replicas at every change (DayReplicas), from t = 0.",
         "replicas": "Replicas held all day: /v1/fleet's peak fleet (the busiest hour's plus the spares), replicas.",
     },
     "DayHour": {
