@@ -201,7 +201,7 @@ def test_one_p_d_unit_s_ttft_is_its_prefill_replica_s_plus_the_transfer(client):
     an aggregated replica whose requests leave after one token, so its TTFT plus the transfer is
     the unit's; TPOT is the decode replica's, free of the prompts' chunks."""
     shape = {k: v for k, v in LONG_PROMPTS.items()}
-    rates = "1,2,4"
+    rates = "0.5,1,2"
     unit = get_ok(client, "/v1/latency", topology="disaggregated", sweep_rates=rates, **SLOS, **shape)
     prompts_only = get_ok(client, "/v1/latency", sweep_rates=rates, **SLOS, **{**shape, "output_tokens": 1})
     aggregated = get_ok(client, "/v1/latency", sweep_rates=rates, **SLOS, **shape)

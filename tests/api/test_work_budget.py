@@ -40,10 +40,10 @@ def test_a_sweep_is_refused_naming_its_rates(client: FlaskClient) -> None:
 
 
 def test_a_fleet_simulated_at_peak_stops_at_the_work_budget(client: FlaskClient) -> None:
-    # Answers of 100,000 tokens: the plan's replica (TP 8, 4 sequences the KV cache holds) does
-    # not thrash, so the prediction lets it run; its 50,000 requests' long walked stretches
-    # spread over many ITL bins, and the run stops at the budget.
-    fleet = {**REPLICA, "mode": "simulate", "requests": 50_000, "requests_per_day": 1e6, "output_tokens": 100_000}
+    # Answers of 120,000 tokens: the plan's replica (TP 8, 42 sequences the KV cache holds) does
+    # not thrash; its 50,000 requests' long walked stretches spread over many ITL bins, past the
+    # budget.
+    fleet = {**REPLICA, "mode": "simulate", "requests": 50_000, "requests_per_day": 1e6, "output_tokens": 120_000}
     response = client.post("/v1/fleet", json=fleet)
     body = response.get_json()
     assert response.status_code == 422, body
