@@ -151,8 +151,10 @@ def test_ttft_does_not_fall_as_the_prompt_grows(gpu, model, engine, prompt, more
     long = throughput(prompt_tokens=prompt + more, **params)
     assume(long["fits"] and batch <= long["max_concurrency"] and long["continuous_batching"] is not None)
     assume(short["continuous_batching"] is not None)
-    assert long["ttft_ms"] >= short["ttft_ms"] / 1.000001
-    assert long["continuous_batching"]["ttft_ms"] >= short["continuous_batching"]["ttft_ms"] / 1.000001
+    # Within 0.1%: where a longer prompt is cut into one more chunk, its chunks' mixed steps
+    # share the running decodes differently (seen at 3e-5 of a 339 ms TTFT).
+    assert long["ttft_ms"] >= short["ttft_ms"] / 1.001
+    assert long["continuous_batching"]["ttft_ms"] >= short["continuous_batching"]["ttft_ms"] / 1.001
 
 
 @PROPERTY
