@@ -151,19 +151,22 @@ def summarise(results: list[Result], metrics: tuple[str, ...] = METRICS) -> list
         rows = [r for r in results if r.case.metric == metric]
         if not rows:
             continue
-        errors = [r.error_percent for r in rows if r.error_percent is not None]
-        absolute = [abs(e) for e in errors]
-        summaries.append(
-            Summary(
-                metric=metric,
-                n=len(errors),
-                median_abs_percent=statistics.median(absolute) if absolute else None,
-                p90_abs_percent=percentile(absolute, 0.9) if absolute else None,
-                bias_percent=statistics.median(errors) if errors else None,
-                failed=len(rows) - len(errors),
-            )
-        )
+        summaries.append(summary_of(metric, [r.error_percent for r in rows]))
     return summaries
+
+
+def summary_of(metric: str, errors: list[float | None]) -> Summary:
+    """n, median and p90 |error| and bias over the signed errors (%) of one metric; None: failed."""
+    signed = [e for e in errors if e is not None]
+    absolute = [abs(e) for e in signed]
+    return Summary(
+        metric=metric,
+        n=len(signed),
+        median_abs_percent=statistics.median(absolute) if absolute else None,
+        p90_abs_percent=percentile(absolute, 0.9) if absolute else None,
+        bias_percent=statistics.median(signed) if signed else None,
+        failed=len(errors) - len(signed),
+    )
 
 
 TRUSTED = ("high", "medium")
@@ -316,18 +319,7 @@ def held_out_summaries(rows: list[HeldOut], metrics: tuple[str, ...] = METRICS) 
         chosen = [r for r in rows if r.metric == metric]
         if not chosen:
             continue
-        errors = [e for r in chosen if (e := r.error_percent) is not None]
-        absolute = [abs(e) for e in errors]
-        summaries.append(
-            Summary(
-                metric=metric,
-                n=len(errors),
-                median_abs_percent=statistics.median(absolute) if absolute else None,
-                p90_abs_percent=percentile(absolute, 0.9) if absolute else None,
-                bias_percent=statistics.median(errors) if errors else None,
-                failed=len(chosen) - len(errors),
-            )
-        )
+        summaries.append(summary_of(metric, [r.error_percent for r in chosen]))
     return summaries
 
 
