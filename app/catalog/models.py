@@ -402,11 +402,11 @@ class Engine(Audited, Base):
     engine_buffers_gib: Mapped[float] = mapped_column(Float, default=0.0)
     step_overhead_ms: Mapped[float] = mapped_column(Float, default=0.0)
     layer_overhead_us: Mapped[float] = mapped_column(Float, default=0.0)
-    ttft_overhead_ms: Mapped[float] = mapped_column(Float, default=0.0)
     sequence_overhead_us: Mapped[float] = mapped_column(Float, default=0.0)
     collective_latency_us: Mapped[float] = mapped_column(Float, default=0.0)
     expert_overhead_us: Mapped[float] = mapped_column(Float, default=0.0)
     mla_layer_overhead_us: Mapped[float] = mapped_column(Float, default=0.0)
+    ttft_overhead_ms: Mapped[float] = mapped_column(Float, default=0.0)
     # [{architecture, memory, compute, moe_memory}, ...]; "*" is the row for any other GPU.
     efficiencies: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
     # {time_per_token: [p10, p90], ttft, tokens_per_s, kv_capacity_tokens, rows, unseen_widening}
