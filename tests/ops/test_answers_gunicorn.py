@@ -103,16 +103,16 @@ def tokens_per_month(requests_per_day: float, output_tokens: int) -> float:
 # --- item 1: the fleet's cost per million output tokens ---------------------------------------
 
 
-def test_the_readme_70b_fleet_costs_6_48_per_million_output_tokens(server: Server) -> None:
+def test_the_readme_70b_fleet_costs_9_36_per_million_output_tokens(server: Server) -> None:
     body = get_ok(server, "/v1/fleet", **README_70B)
-    # 72 H100s at $3.00 for 730 hours: $157,680 a month...
-    assert body["gpus_total"] == 72
-    assert body["monthly_cost_usd"] == pytest.approx(72 * H100_PRICE_USD * HOURS_PER_MONTH)
-    # ...for 2M x 400 tokens a day over 730/24 days: 24.33 billion tokens, $6.48 per million.
+    # 104 H100s at $3.00 for 730 hours: $227,760 a month...
+    assert body["gpus_total"] == 104
+    assert body["monthly_cost_usd"] == pytest.approx(104 * H100_PRICE_USD * HOURS_PER_MONTH)
+    # ...for 2M x 400 tokens a day over 730/24 days: 24.33 billion tokens, $9.36 per million.
     tokens = tokens_per_month(2e6, 400)
     assert tokens == pytest.approx(24.333e9, rel=1e-4)
-    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(157_680 / tokens * 1e6)
-    assert round(body["cost_per_million_output_tokens_usd"], 2) == 6.48
+    assert body["cost_per_million_output_tokens_usd"] == pytest.approx(227_760 / tokens * 1e6)
+    assert round(body["cost_per_million_output_tokens_usd"], 2) == 9.36
     # One fully loaded TP8 replica's figure stays, named as such: 8 x $3.00 an hour over its capacity.
     replica = body["replica"]
     replica_usd = 8 * H100_PRICE_USD / 3600 / replica["tokens_per_s"] * 1e6
