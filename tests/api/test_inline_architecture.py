@@ -41,7 +41,8 @@ def fit(client: FlaskClient, gpu: dict[str, Any], **body: Any) -> dict[str, Any]
 def test_an_omitted_architecture_is_told_from_the_name_and_said(client: FlaskClient):
     answer = fit(client, RTX_4090)
     assert "architecture ada told from the name 'NVIDIA GeForce RTX 4090'" in answer["warnings"]
-    assert "vllm's training rows hold no ada GPU" in answer["uncertainty_basis"]
+    # vLLM's training rows hold one Ada row (an RTX 4090): the range is not widened for it.
+    assert "hold no ada GPU" not in answer["uncertainty_basis"]
     given = fit(client, {**RTX_4090, "architecture": "ada"})
     assert not any("told from the name" in w for w in given["warnings"])
     assert given["kv_capacity_tokens"] == answer["kv_capacity_tokens"]
