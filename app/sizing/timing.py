@@ -391,7 +391,9 @@ def continuous_batching(
     # An arrival among running requests first waits out the step in flight (half, on average).
     residual = decode_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
     if hw.tpot_excludes_own_prefill and concurrency > 1:
-        residual += prefill_wait_s(tokens_per_s / output * (concurrency - 1) / concurrency, chunks * mixed)
+        residual += prefill_wait_s(
+            tokens_per_s / output * (concurrency - 1) / concurrency, chunks * mixed, others=concurrency - 1
+        )
     return SteadyState(
         concurrency=concurrency,
         chunks_per_prompt=chunks,
@@ -405,13 +407,17 @@ def continuous_batching(
     )
 
 
-def prefill_wait_s(arrivals_per_s: float, prefill_s: float) -> float:
+def prefill_wait_s(arrivals_per_s: float, prefill_s: float, others: float = math.inf) -> float:
     """Mean wait of a new prompt behind the others' prefills: the prompts share one prefill
     stream (the step budget holds about one at a time), arriving at random, each taking the
     same time: M/D/1, W = rho S / (2 (1 - rho)). Saturated (rho >= 1) it is held at rho = 0.95,
-    where the steady state has no meaning anyway."""
+    where the steady state has no meaning anyway.
+
+    In a closed loop of B sequences at most the `others` (B - 1) can be ahead of a prompt, so
+    the wait never exceeds others x S: M/D/1's unbounded queue would otherwise let a faster
+    card, cycling more prompts through the same batch, show a longer TTFT than a slower one."""
     rho = min(0.95, arrivals_per_s * prefill_s)
-    return rho * prefill_s / (2 * (1 - rho))
+    return min(rho * prefill_s / (2 * (1 - rho)), others * prefill_s)
 
 
 @dataclass(frozen=True)

@@ -195,6 +195,10 @@ def test_a_prompt_waits_behind_the_others_prefills_as_in_m_d_1():
     assert timing.prefill_wait_s(0.0, 0.4) == 0.0
     # Saturated, the wait is held where the steady state still means something.
     assert timing.prefill_wait_s(10.0, 0.4) == pytest.approx(0.95 * 0.4 / (2 * 0.05))
+    # A closed loop of 4 has at most 3 prompts ahead: 3 x 0.4 = 1.2 s, under M/D/1's 3.8 s;
+    # where M/D/1 waits less (0.2 s) it stands.
+    assert timing.prefill_wait_s(10.0, 0.4, others=3) == pytest.approx(1.2)
+    assert timing.prefill_wait_s(1.25, 0.4, others=3) == pytest.approx(0.2)
 
 
 def test_engines_multiply_no_embedding_lookup_and_prefill_no_lm_head_but_the_last_token():
