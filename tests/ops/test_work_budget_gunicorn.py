@@ -63,10 +63,13 @@ def test_four_hostile_simulations_at_once_answer_422_and_healthz_stays_quick(tmp
 
 def test_a_worker_killed_at_gunicorns_timeout_is_counted_and_logged_with_its_request_id(tmp_path) -> None:
     # gunicorn's timeout cut to 2 s and the app's time budget raised past it: the one way left
-    # for a request to meet the timeout (twenty simulated rates take several seconds).
+    # for a request to meet the timeout. The most simulated work allowed (twenty rates of 10,000
+    # requests each, 200,000 in all) takes several seconds; the default 2,000 a rate took 1.6 s.
     env = {"GUNICORN_CMD_ARGS": "--timeout 2", "TIME_BUDGET_S": "120"}
     rates = ",".join(map(str, range(1, 21)))
-    sweep = urlencode({"model": "llama-3.1-8b", "gpu": "h100-sxm", "mode": "simulate", "sweep_rates": rates})
+    sweep = urlencode(
+        {"model": "llama-3.1-8b", "gpu": "h100-sxm", "mode": "simulate", "sweep_rates": rates, "requests": 10_000}
+    )
     with running_server(1, workdir=tmp_path, env=env) as server:
         request = urllib.request.Request(
             f"{server.base_url}/v1/latency?{sweep}", headers={"X-Request-ID": "slow-sweep-1", "Connection": "close"}
