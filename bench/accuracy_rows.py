@@ -341,6 +341,11 @@ def totals_of(*cells: str | None) -> Totals | None:
     return Totals(int(count.group(1)), int(prompt.group(1)), int(output.group(1)))
 
 
+def row_totals(row: dict[str, str]) -> Totals | None:
+    """The run's counts, wherever the row's cells print them."""
+    return totals_of(row.get("notes"), row.get("batch_or_concurrency"), row.get("dataset"))
+
+
 def _sharegpt(text: str | None) -> bool:
     return "sharegpt" in (text or "").lower()
 
@@ -351,7 +356,7 @@ def _lengths(row: dict[str, str]) -> tuple[int, int]:
     prompt, output = _int(row["isl"]), _int(row["osl"])
     if prompt is not None and output is not None and not _sharegpt(row["isl"]):
         return prompt, output
-    totals = totals_of(row.get("notes"), row.get("batch_or_concurrency"), row.get("dataset"))
+    totals = row_totals(row)
     if totals is not None:
         return totals.mean_prompt_tokens, totals.mean_output_tokens
     if _sharegpt(row.get("dataset")) or _sharegpt(row["isl"]):
@@ -374,7 +379,7 @@ def _burst_requests(row: dict[str, str]) -> int | None:
     load = " ".join((row["load_type"], row["batch_or_concurrency"])).lower()
     if "burst" not in load and "sent at once" not in load:
         return None
-    totals = totals_of(row.get("notes"), row["batch_or_concurrency"], row.get("dataset"))
+    totals = row_totals(row)
     if totals is not None:
         return totals.requests
     count = re.search(r"(\d+) (?:successful|requests sent at once|prompts)", load + " " + (row.get("dataset") or ""))

@@ -385,18 +385,19 @@ class _Engine:
             return self.gap_rng.expovariate(self.traffic.rate_per_s)
         return self.gap_rng.gammavariate(k, 1.0 / (k * self.traffic.rate_per_s))
 
-    def _arrive(self) -> None:
-        rid = self.n_arrived
-        t = self.next_arrival
-        self.n_arrived += 1
-        if not self.at_once:
-            self.next_arrival = t + self._gap()
-        # A request longer than the whole cache could never finish: the engine would refuse it.
+    def _lengths(self) -> tuple[int, int]:
+        """A request's sampled prompt and output. One longer than the whole cache could never
+        finish (the engine would refuse it): it is cut to fit, and counted."""
         sampled_prompt, sampled_output = self.sample_prompt(), self.sample_output()
         p = min(sampled_prompt, self.kv_cap - 1)
         o = min(sampled_output, self.kv_cap - p)
         if p < sampled_prompt or o < sampled_output:
             self.cut_requests += 1
+        return p, o
+
+    def _new_request(self, t: float, p: int, o: int) -> int:
+        """A new request's row, waiting, none of it computed but what the prefix cache holds."""
+        rid = len(self.arrival)
         self.arrival.append(t)
         self.prompt.append(p)
         self.output.append(o)
@@ -413,6 +414,15 @@ class _Engine:
         self.g_start.append(0)
         self.ctx_start.append(0)
         self.epoch.append(0)
+        return rid
+
+    def _arrive(self) -> None:
+        t = self.next_arrival
+        self.n_arrived += 1
+        if not self.at_once:
+            self.next_arrival = t + self._gap()
+        p, o = self._lengths()
+        rid = self._new_request(t, p, o)
         self.waiting.append(rid)
         if rid == self.measured_from:
             self.window_lo = t
@@ -822,11 +832,7 @@ class FedReplica(_Engine):
         t = feed.popleft()
         self.next_arrival = feed[0] if feed else math.inf
         self.n_arrived += 1
-        sampled_prompt, sampled_output = self.sample_prompt(), self.sample_output()
-        p = min(sampled_prompt, self.kv_cap - 1)
-        o = min(sampled_output, self.kv_cap - p)
-        if p < sampled_prompt or o < sampled_output:
-            self.cut_requests += 1
+        p, o = self._lengths()
         if self.free:
             rid = self.free.pop()
             self.arrival[rid] = t
@@ -845,23 +851,7 @@ class FedReplica(_Engine):
             self.ctx_start[rid] = 0
             self.epoch[rid] += 1  # a stale heap entry of the slot's last request stays stale
         else:
-            rid = len(self.arrival)
-            self.arrival.append(t)
-            self.prompt.append(p)
-            self.output.append(o)
-            self.scheduled.append(math.inf)
-            self.first_token.append(math.inf)
-            self.finished.append(math.inf)
-            self.state.append(_WAITING)
-            self.target.append(p)
-            cached = self.traffic.cached_tokens(p)
-            self.computed.append(cached)
-            self.cached.append(cached)
-            self.held.append(min(self.shared, cached))
-            self.generated.append(0)
-            self.g_start.append(0)
-            self.ctx_start.append(0)
-            self.epoch.append(0)
+            rid = self._new_request(t, p, o)
         self.waiting.append(rid)
 
     def _finish(self, rid: int, kv_tokens: int) -> None:

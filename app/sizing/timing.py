@@ -116,8 +116,6 @@ def expert_fraction(model: ModelSpec, tokens: float) -> float:
 class WeightRead:
     shared_bytes: float
     expert_bytes: float
-    # Mean tokens each touched expert computes this step (1 at decode of one sequence).
-    tokens_per_expert: float = 1.0
 
     @property
     def total(self) -> float:
@@ -129,16 +127,12 @@ def weights_read(work: Workload, tokens: float) -> WeightRead:
     experts it touches. Under an engine the checkpoint's real bytes, embeddings left out."""
     model = work.model
     fraction = expert_fraction(model, tokens)
-    per_expert = 1.0
-    if model.is_moe and fraction > 0:
-        assert model.experts and model.experts_per_token
-        per_expert = max(1.0, tokens * model.experts_per_token / (model.experts * fraction))
     if work.streamed_weight_bytes is None:
         per_param = bytes_per_param(work.weight_precision)
         expert = (model.expert_params or 0) * fraction * per_param if model.is_moe else 0.0
-        return WeightRead(model.non_expert_params * per_param, expert, per_expert)
+        return WeightRead(model.non_expert_params * per_param, expert)
     shared, experts = work.streamed_weight_bytes
-    return WeightRead(shared, experts * fraction, per_expert)
+    return WeightRead(shared, experts * fraction)
 
 
 def weights_memory_s(hw: Hardware, read: WeightRead, gpus: int) -> float:
@@ -493,12 +487,11 @@ class StepModel:
     windowed: bool
     # Weights streaming time for a dense model (any token count); None for MoE.
     dense_weights_s: float | None
-    # MoE: the dense part's time, all experts' time at full efficiency, 1 - k/E, k/E and
-    # the grouped GEMMs' efficiency at one token per expert (weights_read, weights_memory_s).
+    # MoE: the dense part's time, all experts' time at full efficiency, 1 - k/E, and the
+    # share of the bandwidth the experts' GEMMs stream at (weights_read, weights_memory_s).
     moe_shared_s: float = 0.0
     moe_experts_s: float = 0.0
     moe_miss: float = 1.0
-    moe_share: float = 0.0
     moe_efficiency: float = 1.0
     # Per sequence a step runs, and the per-expert-GEMM cost were every expert touched (MoE:
     # times the expert fraction of the step's tokens).
@@ -524,7 +517,6 @@ class StepModel:
                 "moe_shared_s": hw.memory_s(every.shared_bytes, work.tp),
                 "moe_experts_s": hw.memory_s(every.expert_bytes, work.tp),
                 "moe_miss": 1.0 - model.experts_per_token / model.experts,
-                "moe_share": model.experts_per_token / model.experts,
                 "moe_efficiency": hw.moe_memory_efficiency,
                 "all_experts_overhead_s": hw.expert_overhead_s
                 * model.layers

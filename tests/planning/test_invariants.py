@@ -24,6 +24,10 @@ SETTINGS = {"max_batched_tokens": 2048, "max_num_seqs": 256, "tensor_parallel": 
 # Beyond this, "slower" is a finding; below it, rounding and a KV-block boundary.
 TOLERANCE = 1.05
 PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# What the properties draw from.
+ANY_MODEL = st.sampled_from(MODELS)
+ANY_ENGINE = st.sampled_from(ENGINES)
+OUTPUTS = st.integers(2, 2_000)
 
 
 @cache
@@ -128,10 +132,10 @@ def _check_not_slower(fast_figures: dict[str, float], slow_figures: dict[str, fl
 @PROPERTY
 @given(
     pair=st.sampled_from(sorted({("b200", "h100-sxm"), ("b200", "h200-sxm"), ("mi300x", "a100-sxm-80gb")})),
-    model=st.sampled_from(MODELS),
-    engine=st.sampled_from(ENGINES),
+    model=ANY_MODEL,
+    engine=ANY_ENGINE,
     prompt=st.integers(16, 16_000),
-    output=st.integers(2, 2_000),
+    output=OUTPUTS,
     batch=st.integers(1, 64),
 )
 def test_b200_is_never_slower_than_h100_or_h200_nor_mi300x_than_a100(pair, model, engine, prompt, output, batch):
@@ -143,10 +147,10 @@ def test_b200_is_never_slower_than_h100_or_h200_nor_mi300x_than_a100(pair, model
 @PROPERTY
 @given(
     data=st.data(),
-    model=st.sampled_from(MODELS),
-    engine=st.sampled_from(ENGINES),
+    model=ANY_MODEL,
+    engine=ANY_ENGINE,
     prompt=st.integers(16, 16_000),
-    output=st.integers(2, 2_000),
+    output=OUTPUTS,
     batch=st.integers(1, 64),
 )
 def test_a_gpu_at_least_as_fast_at_everything_is_never_slower(data, model, engine, prompt, output, batch):
@@ -161,11 +165,11 @@ GPUS = ("h100-sxm", "h200-sxm", "b200", "a100-sxm-80gb", "l40s", "l4", "mi300x",
 @PROPERTY
 @given(
     gpu=st.sampled_from(GPUS),
-    model=st.sampled_from(MODELS),
-    engine=st.sampled_from(ENGINES),
+    model=ANY_MODEL,
+    engine=ANY_ENGINE,
     prompt=st.integers(16, 16_000),
     more=st.integers(1, 8_000),
-    output=st.integers(2, 2_000),
+    output=OUTPUTS,
     batch=st.integers(1, 32),
 )
 def test_ttft_does_not_fall_as_the_prompt_grows(gpu, model, engine, prompt, more, output, batch):
@@ -184,10 +188,10 @@ def test_ttft_does_not_fall_as_the_prompt_grows(gpu, model, engine, prompt, more
 @PROPERTY
 @given(
     gpu=st.sampled_from(GPUS),
-    model=st.sampled_from(MODELS),
-    engine=st.sampled_from(ENGINES),
+    model=ANY_MODEL,
+    engine=ANY_ENGINE,
     prompt=st.integers(16, 8_000),
-    output=st.integers(2, 2_000),
+    output=OUTPUTS,
     batch=st.integers(1, 128),
     more=st.integers(1, 128),
 )
@@ -212,10 +216,10 @@ def test_a_batch_past_the_kv_cache_says_it_is_capped():
 @PROPERTY
 @given(
     gpu=st.sampled_from((*GPUS, "b300", "mi325x")),
-    model=st.sampled_from(MODELS),
-    engine=st.sampled_from(ENGINES),
+    model=ANY_MODEL,
+    engine=ANY_ENGINE,
     prompt=st.integers(16, 8_000),
-    output=st.integers(2, 2_000),
+    output=OUTPUTS,
     batch=st.integers(1, 32),
 )
 def test_every_uncertainty_range_holds_its_estimate(gpu, model, engine, prompt, output, batch):
