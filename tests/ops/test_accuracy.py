@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from flask.testing import FlaskClient
 
+from bench import readme_tables
 from bench.accuracy import Result, evaluate, held_out_summaries, read_held_out, replay, summarise, trusted
 from bench.accuracy_rows import (
     KV_AT_DEFAULTS,
@@ -246,3 +247,41 @@ def test_the_readme_headline_is_the_committed_leave_one_source_out_result():
         median, p90 = quoted[summary.metric]
         assert summary.median_abs_percent == pytest.approx(median, abs=0.051), summary.metric
         assert summary.p90_abs_percent == pytest.approx(p90, abs=0.051), summary.metric
+
+
+def test_the_readme_tables_are_rewritten_under_their_headings_and_nothing_else():
+    text = "\n".join(
+        [
+            "Intro.",
+            "Training rows, all:",
+            "",
+            "| old | table |",
+            "| --- | --- |",
+            "| x | 1 |",
+            "",
+            "Prose after, with a | pipe inside.",
+            "Open-loop rows, all:",
+            "| old |",
+            "Tail.",
+        ]
+    )
+    new = {"Training rows, all:": ["| new |", "| --- |"], "Open-loop rows, all:": ["| also new |"]}
+    assert readme_tables.rewrite(text, new).split("\n") == [
+        "Intro.",
+        "Training rows, all:",
+        "",
+        "| new |",
+        "| --- |",
+        "",
+        "Prose after, with a | pipe inside.",
+        "Open-loop rows, all:",
+        "| also new |",
+        "Tail.",
+    ]
+    with pytest.raises(KeyError, match="no line"):
+        readme_tables.rewrite(text, {"Missing heading:": ["| t |"]})
+    with pytest.raises(KeyError, match="no table under"):
+        readme_tables.rewrite("Training rows, all:\nno table here", {"Training rows, all:": ["| t |"]})
+    # The committed README is what the code computes today: rewriting it changes nothing.
+    current = README.read_text(encoding="utf-8")
+    assert readme_tables.rewrite(current, readme_tables.tables()) == current
