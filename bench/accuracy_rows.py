@@ -447,16 +447,7 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
                 "/v1/batch",
                 at,
                 extract=_field("output_tokens_per_s"),
-                surrogate=Case(
-                    row_id,
-                    OUTPUT_TOK_S,
-                    measured,
-                    "/v1/fit",
-                    params,
-                    extract=_field("max_concurrency"),
-                    then=_at_engine_max(params),
-                    **common,
-                ),
+                surrogate=_at_engine_max_case(row_id, measured, params, common),
                 note=f"a burst of {burst} requests, simulated to the last completion"
                 + (f" (lengths spread, CV {cv:g} assumed)" if varied else ""),
                 **common,
@@ -466,17 +457,7 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
             measured = _output_tok_s(row, gpus, prompt, output)
             if measured is None:
                 continue
-            yield Case(
-                row_id,
-                OUTPUT_TOK_S,
-                measured,
-                "/v1/fit",
-                params,
-                extract=_field("max_concurrency"),
-                then=_at_engine_max(params),
-                note="at the engine's largest batch: min(max_num_seqs, KV capacity)",
-                **common,
-            )
+            yield _at_engine_max_case(row_id, measured, params, common)
             continue
         concurrency = _int(row["batch_or_concurrency"]) or 1
         at = {**params, "concurrency": concurrency}
@@ -533,6 +514,21 @@ def _at_engine_max(
         return "/v1/throughput", {**params, "concurrency": batch}, _field("continuous_batching.tokens_per_s")
 
     return then
+
+
+def _at_engine_max_case(row_id: str, measured: float, params: dict[str, Any], common: dict[str, Any]) -> Case:
+    """Output tokens/s of the continuously batched replica at the engine's largest batch."""
+    return Case(
+        row_id,
+        OUTPUT_TOK_S,
+        measured,
+        "/v1/fit",
+        params,
+        extract=_field("max_concurrency"),
+        then=_at_engine_max(params),
+        note="at the engine's largest batch: min(max_num_seqs, KV capacity)",
+        **common,
+    )
 
 
 def _openloop_lengths(row: dict[str, str]) -> tuple[int, int, float, float]:
