@@ -76,6 +76,21 @@ def dominance_pairs() -> tuple[tuple[str, str], ...]:
     return tuple((f, s) for f in slugs for s in slugs if dominates(f, s) and kind(f) == kind(s))
 
 
+@cache
+def kernel_pairs(engine: str) -> tuple[tuple[str, str], ...]:
+    """The dominance pairs on which the engine's kernels reach the same shares of the peaks.
+    Across generations those are fitted apart (an H100 PCIe's measured share of its bandwidth
+    under TensorRT-LLM is below the prior an unmeasured A100 keeps, with the two cards'
+    bandwidths 3% apart): the issue's pairs above are where that is checked."""
+    profile, gpus = catalog().engines[engine], catalog().gpus
+
+    def shares(slug: str) -> tuple[float, ...]:
+        row = profile.efficiency(gpus[slug].architecture)
+        return row.memory, row.compute, row.moe_memory
+
+    return tuple((fast, slow) for fast, slow in dominance_pairs() if shares(fast) == shares(slow))
+
+
 def throughput(**params: Any) -> dict[str, Any]:
     try:
         return asker()("/v1/throughput", {**SETTINGS, **params})
@@ -101,16 +116,7 @@ def test_the_issue_pairs_are_dominance_pairs():
         assert dominates(fast, slow), (fast, slow)
 
 
-def one_prompt_a_step(batch: int, output: int) -> None:
-    """MODEL.md's continuous-batching steady state admits about B / output prompts a step and
-    prices each as if alone in its chunked steps: it means what it says while at most one
-    prompt arrives a step (B <= output). Past that, prompts share steps the formula counts
-    apart, and its figures are not compared."""
-    assume(batch <= output)
-
-
 def _same_settings(fast: str, slow: str, model: str, engine: str, prompt: int, output: int, batch: int):
-    one_prompt_a_step(batch, output)
     params = {"model": model, "engine": engine, "prompt_tokens": prompt, "output_tokens": output}
     a = throughput(gpu=fast, concurrency=batch, **params)
     b = throughput(gpu=slow, concurrency=batch, **params)
@@ -154,7 +160,7 @@ def test_b200_is_never_slower_than_h100_or_h200_nor_mi300x_than_a100(pair, model
     batch=st.integers(1, 64),
 )
 def test_a_gpu_at_least_as_fast_at_everything_is_never_slower(data, model, engine, prompt, output, batch):
-    fast, slow = data.draw(st.sampled_from(dominance_pairs()))
+    fast, slow = data.draw(st.sampled_from(kernel_pairs(engine)))
     a, b = _same_settings(fast, slow, model, engine, prompt, output, batch)
     _check_not_slower(a, b, f"{fast} vs {slow} {model} {engine} {prompt}/{output} x{batch}")
 
@@ -173,7 +179,6 @@ GPUS = ("h100-sxm", "h200-sxm", "b200", "a100-sxm-80gb", "l40s", "l4", "mi300x",
     batch=st.integers(1, 32),
 )
 def test_ttft_does_not_fall_as_the_prompt_grows(gpu, model, engine, prompt, more, output, batch):
-    one_prompt_a_step(batch, output)
     params = {"gpu": gpu, "model": model, "engine": engine, "output_tokens": output, "concurrency": batch}
     short = throughput(prompt_tokens=prompt, **params)
     long = throughput(prompt_tokens=prompt + more, **params)
