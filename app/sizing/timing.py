@@ -373,20 +373,15 @@ def continuous_batching(
         ).time_s
         + draft_s
     )
-    extra = max(0.0, mixed - decode_s)
+    extra_per_prompt = chunks * max(0.0, mixed - decode_s)
     # Each step finishes `concurrency` x tokens_per_step tokens; a request lasts `output` /
-    # tokens_per_step steps, so that many new prompts arrive per step to keep the batch full,
-    # each taking `chunks` mixed steps: that share of the steps is mixed (MODEL.md).
+    # tokens_per_step steps, so that many new prompts arrive per step to keep the batch full.
     finished = concurrency * tokens_per_step
-    mixed_share = finished / output * chunks
-    # Past a share of 1 (long prompts, short answers) the prefill stream is saturated: every
-    # step is mixed and the loop finishes one request per `chunks` of them, however many seats
-    # wait for their prompt (the two agree at a share of 1).
-    tokens_per_s = finished / (decode_s + mixed_share * extra) if mixed_share <= 1 else output / (chunks * mixed)
-    # A request's own prompt is behind it once it decodes: its TPOT sees the other B - 1, and
-    # never more than one chunk a step.
+    step = decode_s + finished / output * extra_per_prompt
+    tokens_per_s = finished / step
+    # A request's own prompt is behind it once it decodes: its TPOT sees the other B - 1.
     others = concurrency - 1 if hw.tpot_excludes_own_prefill else concurrency
-    observed = (decode_s + min(1.0, others * tokens_per_step / output * chunks) * extra) / tokens_per_step
+    observed = (decode_s + others * tokens_per_step / output * extra_per_prompt) / tokens_per_step
     # An arrival among running requests first waits out the step in flight (half, on average).
     residual = decode_s / 2 if hw.tpot_excludes_own_prefill and concurrency > 1 else 0.0
     if hw.tpot_excludes_own_prefill and concurrency > 1:

@@ -137,22 +137,6 @@ def test_prompts_longer_than_the_budget_are_chunked():
     assert steady.chunk_tokens == 2000
 
 
-def test_a_saturated_prefill_stream_mixes_every_step_and_finishes_a_request_per_chunks_steps():
-    # 48 sequences of 100 output tokens: 0.48 new prompts a step, 4 chunks each, 1.92 chunks a
-    # step where the budget holds one. Every step is mixed, a request finishes every 4 of them.
-    steady = timing.continuous_batching(work(prompt=8000, output=100), H100, 48, 2048)
-    mixed = steady.mixed_step_s
-    assert steady.tokens_per_s == pytest.approx(100 / (4 * mixed))
-    assert steady.requests_per_s == pytest.approx(1 / (4 * mixed))
-    # A decoding sequence gets one token a step, each step a mixed one: never more.
-    assert steady.time_per_token_s == pytest.approx(mixed)
-    # At 25 sequences (chunks still ceil(8000 / 2023) = 4) exactly one chunk a step: both
-    # accounts agree, 25 tokens a mixed step.
-    edge = timing.continuous_batching(work(prompt=8000, output=100), H100, 25, 2048)
-    assert edge.chunks_per_prompt == 4
-    assert edge.tokens_per_s == pytest.approx(25 / edge.mixed_step_s)
-
-
 def test_ridge_point_of_300_tflops_over_2_tb_per_s_is_150():
     assert timing.Hardware(2.0e12, 300e12).ridge_flops_per_byte == 150
 
