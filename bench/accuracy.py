@@ -43,6 +43,7 @@ from bench.accuracy_rows import (
     Skipped,
     load_cases,
     load_openloop_cases,
+    load_speculative_cases,
 )
 
 Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -373,15 +374,18 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     cases, skipped = load_cases(args.data)
     openloop_cases, openloop_skipped = load_openloop_cases(args.data)
+    speculative_cases = load_speculative_cases(args.data)
     if args.url:
         results = replay(cases, http_asker(args.url), args.engine)
         openloop = replay(openloop_cases, http_asker(args.url), args.engine)
+        speculative = replay(speculative_cases, http_asker(args.url), args.engine)
     else:
         from bench.server import running_server
 
         with running_server(workers=1) as server:
             results = replay(cases, http_asker(server.base_url), args.engine)
             openloop = replay(openloop_cases, http_asker(server.base_url), args.engine)
+            speculative = replay(speculative_cases, http_asker(server.base_url), args.engine)
     label = f"{args.data} ({len(cases)} figures from {len({c.row_id for c in cases})} rows)"
     held_out = read_held_out() if args.data == DATA_DIR and args.engine is None else []
     if held_out:
@@ -416,6 +420,12 @@ def main(argv: list[str] | None = None) -> int:
             print(line)
         for s in openloop_skipped:
             print(f"  skipped {s.row_id}: {s.reason}")
+    if speculative:
+        print()
+        print(f"Rows served with speculative decoding ({len(speculative)} figures): the row's method and drafted")
+        print("tokens at the method's default acceptance rate (no row measures it); they train no constant")
+        for line in row_lines(speculative):
+            print(line)
     csv_path, md_path = write_report(
         results, skipped, args.out, label, openloop, openloop_skipped, held_out_headline=bool(held_out)
     )

@@ -246,7 +246,14 @@ def _base(row: dict[str, str], model_text: str, precision_text: str, tp: int | N
         params["gpu_memory_utilization"] = 0.95
     if tp:
         params["tensor_parallel"] = tp
+    if (hit := PREFIX_HIT.search(row.get("notes") or "")) is not None:
+        # The engine's own count of prompt tokens found in its prefix cache over the run.
+        params["prefix_cache_hit_rate"] = float(hit.group(1)) / 100
     return params
+
+
+# vLLM's log line, as a row's notes quote it: "prefix cache hit rate GPU=49.92%".
+PREFIX_HIT = re.compile(r"prefix cache hit rate\D*?([\d.]+)%", re.IGNORECASE)
 
 
 def _ep(text: str | None) -> int | None:
@@ -364,11 +371,32 @@ def _lengths(row: dict[str, str]) -> tuple[int, int]:
     raise Skip("no input/output lengths")
 
 
+# What a row's spec_decoding text names, as the service's methods (the most specific first).
+SPECULATION_METHODS = (("mtp", "mtp"), ("eagle3", "eagle3"), ("eagle-3", "eagle3"), ("eagle", "eagle"),
+                       ("ngram", "ngram"), ("n-gram", "ngram"), ("prompt lookup", "ngram"))  # fmt: skip
+SPECULATION_DRAFTED = re.compile(
+    r"(?:nextn_predict_layers|num_speculative_tokens|draft tokens?)\D*(\d+)|(\d+) draft tokens?"
+)
+
+
+def speculation_of(row: dict[str, str]) -> dict[str, Any] | None:
+    """The row's speculative decoding as the request's `speculative` (the method and the
+    tokens drafted a step; the acceptance rate, which no row measures, is the method's
+    default), None without it."""
+    text = (row.get("spec_decoding") or "none").strip().lower()
+    if text in ("", "none", "no", "off"):
+        return None
+    method = next((ours for name, ours in SPECULATION_METHODS if name in text), None)
+    if method is None:
+        raise Skip(f"speculative decoding ({row['spec_decoding']}) is not a method this service models")
+    spec: dict[str, Any] = {"method": method}
+    if (drafted := SPECULATION_DRAFTED.search(text)) is not None:
+        spec["num_speculative_tokens"] = int(drafted.group(1) or drafted.group(2))
+    return spec
+
+
 def _unmodelled(row: dict[str, str]) -> None:
     """Serving features the step model leaves out: their rows would fit a wrong constant."""
-    spec = (row.get("spec_decoding") or "none").strip().lower()
-    if spec not in ("", "none", "no", "off"):
-        raise Skip(f"speculative decoding ({row['spec_decoding']}) is not modelled")
     text = " ".join(row.get(k) or "" for k in ("other_parallel", "notes")).lower()
     if "dp attention" in text or "dp-attention" in text or "attention dp" in text:
         raise Skip("data-parallel attention is not modelled")
@@ -407,10 +435,13 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
             tp = _int(row["tensor_parallel_size"]) or _int(row["num_gpus"]) or 1
             params = _base(row, row["model"], row["precision"], tp)
             prompt, output = _lengths(row)
+            spec = speculation_of(row)
         except Skip as exc:
             yield Skipped(row_id, str(exc))
             continue
         params.update(prompt_tokens=prompt, output_tokens=output)
+        if spec is not None:
+            params["speculative"] = spec
         ep = _ep(row["other_parallel"])
         if ep:
             params["expert_parallel"] = ep
@@ -658,7 +689,7 @@ def load_openloop_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Ski
     return cases, skipped
 
 
-def load_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:
+def _all_cases(data_dir: Path) -> tuple[list[Case], list[Skipped]]:
     cases: list[Case] = []
     skipped: list[Skipped] = []
     for name, reader in (("memory.csv", memory_cases), ("speed.csv", speed_cases), ("openloop.csv", openloop_cases)):
@@ -668,3 +699,27 @@ def load_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:
         for item in reader(path):
             (cases if isinstance(item, Case) else skipped).append(item)
     return cases, skipped
+
+
+def speculative(case: Case) -> bool:
+    return "speculative" in case.params
+
+
+SPECULATIVE_APART = (
+    "speculative decoding: replayed apart (load_speculative_cases): its acceptance rate is the method's "
+    "default, not measured, so the row trains no constant"
+)
+
+
+def load_cases(data_dir: Path = DATA_DIR) -> tuple[list[Case], list[Skipped]]:
+    """The rows that train and judge the engine profiles: every row but speculation's."""
+    cases, skipped = _all_cases(data_dir)
+    apart = {c.row_id for c in cases if speculative(c)}
+    return [c for c in cases if not speculative(c)], [*skipped, *(Skipped(r, SPECULATIVE_APART) for r in sorted(apart))]
+
+
+def load_speculative_cases(data_dir: Path = DATA_DIR) -> list[Case]:
+    """The rows served with speculative decoding, asked with the row's method and drafted
+    tokens at the method's default acceptance rate: a check of the speculation model, never
+    a training row."""
+    return [c for c in _all_cases(data_dir)[0] if speculative(c)]

@@ -502,8 +502,10 @@ class GpuChoices(CommaList):
 
 
 class SpeculativeSchema(Schema):
-    """Speculative decoding on /v1/throughput (GET: dotted, `speculative.method=eagle`); a
-    left-out count or rate takes the method's published default (app/sizing/speculation.py)."""
+    """Speculative decoding on every endpoint that times (GET: dotted,
+    `speculative.method=eagle`); a left-out count or rate takes the method's published default
+    (app/sizing/speculation.py). `auto` (/v1/fleet only): plan each option with and without
+    it and keep whichever needs fewer GPUs."""
 
     method = fields.String(required=True, validate=validate.OneOf(speculation.METHODS))
     num_speculative_tokens = Integer(allow_none=True, validate=count(1, 16))
@@ -512,6 +514,7 @@ class SpeculativeSchema(Schema):
         validate=validate.Range(min=0, max=1, max_inclusive=False, error="must be in [0, 1)"),
     )
     draft_model = fields.String(allow_none=True, validate=validate.Length(min=1, max=200))
+    auto = fields.Boolean(load_default=False)
 
     @validates_schema
     def _draft(self, data: dict[str, Any], **_: Any) -> None:
@@ -524,7 +527,11 @@ class SpeculativeSchema(Schema):
     @post_load
     def _spec(self, data: dict[str, Any], **_: Any) -> speculation.Speculation:
         return speculation.speculation(
-            data["method"], data.get("num_speculative_tokens"), data.get("acceptance_rate"), data.get("draft_model")
+            data["method"],
+            data.get("num_speculative_tokens"),
+            data.get("acceptance_rate"),
+            data.get("draft_model"),
+            data["auto"],
         )
 
 
@@ -557,15 +564,25 @@ class FitSchema(Schema):
     # shares (a system prompt), held once per replica.
     prefix_cache_hit_rate = fields.Float(load_default=0.0, validate=validate.Range(min=0, max=1))
     shared_prefix_tokens = Integer(load_default=0, validate=count(0, MAX_PROMPT_TOKENS))
-    # Speculative decoding: the drafter's memory here, its timing on /v1/throughput; the other
-    # endpoints built on these schemas exclude it (PLANNING_ENDPOINTS).
+    # Speculative decoding: the drafter's memory here, its timing on every endpoint that times.
     speculative = fields.Nested(SpeculativeSchema, allow_none=True)
+
+    # Whether the endpoint chooses speculation per option (`speculative.auto`): /v1/fleet.
+    chooses_speculation = False
 
     @validates_schema
     def _shared_prefix(self, data: dict[str, Any], **_: Any) -> None:
         shared, prompt = data.get("shared_prefix_tokens") or 0, data.get("prompt_tokens")
         if prompt is not None and shared > prompt:
             raise ValidationError({"shared_prefix_tokens": [f"must be at most prompt_tokens ({prompt})"]})
+
+    @validates_schema
+    def _speculation_chosen(self, data: dict[str, Any], **_: Any) -> None:
+        spec = data.get("speculative")
+        if spec is not None and spec.auto and not self.chooses_speculation:
+            raise ValidationError(
+                {"speculative": {"auto": ["only /v1/fleet chooses speculation per option; here give it or leave it"]}}
+            )
 
     @post_load(pass_original=True)
     def _typed(self, data: dict[str, Any], original: Any, **_: Any) -> Any:
@@ -984,6 +1001,8 @@ def _horizon_errors(data: dict[str, Any]) -> dict[str, list[str]]:
 class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySchema, MixSchema, FinanceSchema):
     """Inputs of /v1/fleet: the replica's knobs (as /v1/throughput), the traffic and how it arrives."""
 
+    chooses_speculation = True
+
     gpu = SlugOrInline(InlineGpuSchema, allow_none=True)
     # Several formats: the search tries each (quality is the user's call, so only when asked).
     weight_precision = PrecisionChoices(allow_none=True)  # type: ignore[assignment]
@@ -1284,35 +1303,35 @@ class PlanningEndpoint:
 PLANNING_ENDPOINTS = (
     PlanningEndpoint("/v1/fit", "planning.fit", "fit", FitSchema()),
     PlanningEndpoint("/v1/throughput", "planning.throughput", "throughput", ThroughputSchema()),
-    PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema(exclude=("speculative",))),
+    PlanningEndpoint("/v1/cost", "planning.cost", "cost", CostSchema()),
     PlanningEndpoint("/v1/roofline", "planning.roofline", "roofline", RooflineSchema()),
     # Rates replace the one concurrency and the sweep; the simulator reads each context as it is.
     PlanningEndpoint(
         "/v1/latency",
         "planning.latency",
         "latency",
-        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
+        LatencySchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # Every request of the batch is queued at once: no concurrency, no sweep, contexts as they are.
     PlanningEndpoint(
         "/v1/batch",
         "planning.batch",
         "batch",
-        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
+        BatchSchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # The fleet's replica takes /v1/throughput's knobs, but one concurrency is not its input.
     PlanningEndpoint(
         "/v1/fleet",
         "fleet.fleet",
         "fleet",
-        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
+        FleetSchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
     # A day of a fleet under a policy: the replica's knobs as /v1/latency's, the hours' traffic.
     PlanningEndpoint(
         "/v1/autoscaling/simulate",
         "autoscaling.simulate",
         "autoscaling",
-        DaySchema(exclude=("sweep", "concurrency", "kv_read_context", "speculative")),
+        DaySchema(exclude=("sweep", "concurrency", "kv_read_context")),
     ),
 )
 PLANNING_BY_PATH = {e.path: e for e in PLANNING_ENDPOINTS}

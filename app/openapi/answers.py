@@ -164,17 +164,25 @@ class FitResponse(_EngineFigures):
     )
 
 
-class SpeculativeStep(Schema):
+class SpeculationSettings(Schema):
     method = fields.String(required=True)
     num_speculative_tokens = fields.Integer(required=True)
     acceptance_rate = fields.Float(required=True)
     draft_model = fields.String(required=True, allow_none=True)
     tokens_per_step = fields.Float(required=True)
+
+
+class SpeculativeStep(SpeculationSettings):
     draft_ms = fields.Float(required=True)
     verify_ms = fields.Float(required=True)
     plain_step_ms = fields.Float(required=True)
     time_per_token_ms = fields.Float(required=True)
     speedup = fields.Float(required=True)
+
+
+class SpeculationPlanned(SpeculationSettings):
+    auto = fields.Boolean(required=True)
+    used = fields.Boolean(required=True)
 
 
 class ContinuousBatching(Schema):
@@ -338,6 +346,7 @@ class _SimulatedReplica(_EngineFigures):
     calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
     leaves_out = fields.String(required=True)
     warnings = fields.List(fields.String(), required=True)
+    speculative = fields.Nested("SpeculationPlanned", required=True, allow_none=True)
 
 
 class LatencyResponse(_SimulatedReplica):
@@ -579,6 +588,7 @@ class FleetOption(_sized(required=False), _PromptCost):  # type: ignore[misc]
     mig_profile = fields.String(required=True, allow_none=True)
     tensor_parallel = fields.Integer(required=True, allow_none=True)
     weight_precision = fields.String(required=True, allow_none=True)
+    speculative = fields.Boolean(required=True)
     eligible = fields.Boolean(required=True)
     sized = fields.Boolean(required=True)
     meets_slo = fields.Boolean(required=True, allow_none=True)
@@ -854,6 +864,7 @@ class FleetResponse(_sized(required=False), _EngineFigures, _EnergyFigures):  # 
     host_cpu_cores = fields.Float(allow_none=True)
     autoscaling = fields.Nested("FleetAutoscaling")
     vllm_command = fields.String()
+    speculative = fields.Nested("SpeculationPlanned", allow_none=True)
     basis = fields.String(required=True, validate=validate.OneOf(PLAN_BASES))
     calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
     leaves_out = fields.String()
@@ -1136,7 +1147,9 @@ COMPONENTS: tuple[type[Schema], ...] = (
     FitUncertainty,
     ThroughputResponse,
     ContinuousBatching,
+    SpeculationSettings,
     SpeculativeStep,
+    SpeculationPlanned,
     SweepRow,
     CostResponse,
     RooflineResponse,

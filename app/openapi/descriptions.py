@@ -640,7 +640,8 @@ FIELDS: dict[str, str] = {
     "replicas_total": "Replicas to deploy: the peak plus N+1 spares, or the zone rule, replicas.",
     "request_id": "This request's id, as in the X-Request-ID response header and the service's log lines.",
     "request_latency_ms": (
-        "ttft_ms + output_tokens × time_per_token_ms, ms. Null if the figure is unbounded (not finite)."
+        "ttft_ms + output_tokens × time_per_token_ms (under speculative decoding, × speculative.time_per_token_ms), "
+        "ms. Null if the figure is unbounded (not finite)."
     ),
     "requests_per_day": (
         "Average traffic, requests per day. Give exactly one of requests_per_day and requests_per_second (or, on "
@@ -787,7 +788,10 @@ FIELDS: dict[str, str] = {
     ),
     "vendor": ("Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."),
     "version": "Row version, incremented on every change.",
-    "vllm_command": "The replica's `vllm serve` command line, every size taken from the plan.",
+    "vllm_command": (
+        "The replica's `vllm serve` command line, every size taken from the plan; under speculative decoding its "
+        "--speculative-config (an EAGLE head's checkpoint is the user's to fill in: the catalog holds none)."
+    ),
     "vocab_size": (
         "Catalog field, accepted so that a catalog answer can be pasted back (edited); not used for planning."
     ),
@@ -1140,6 +1144,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "on_demand_usd_per_hour": "On-demand price, USD per GPU-hour: the same as the GPU's hourly_price_usd.",
     },
     "LatencyResponse": {
+        "speculative": (
+            "Speculative decoding as planned under arrivals (the request's, defaults filled in): every step of the "
+            "queueing model and the simulator is a verification of k + 1 tokens a sequence plus the drafting, "
+            "finishing tokens_per_step of them on average; null when not asked."
+        ),
         "topology": (
             "`aggregated`: one replica; `disaggregated`: one P/D unit, a prefill and a decode replica of this "
             "shape, TTFT the prefill replica's plus the KV transfer, TPOT and ITL the decode replica's, E2E their "
@@ -1407,8 +1416,13 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "draft_model": (
             "Catalog slug of the draft model, with method=draft_model only; it must be smaller than the model."
         ),
+        "auto": (
+            "/v1/fleet only: rank every shape with speculation and without, and keep whichever fleet is cheaper "
+            "(speculation pays at a small batch and loses where verifying k + 1 tokens a sequence turns the step "
+            "compute-bound). Elsewhere a 422. Default false."
+        ),
     },
-    "SpeculativeStep": {
+    "SpeculationSettings": {
         "method": "The drafter planned.",
         "num_speculative_tokens": "Tokens drafted per step, k.",
         "acceptance_rate": "Per-token acceptance rate planned (the request's, or the method's default).",
@@ -1417,6 +1431,12 @@ OVERRIDES: dict[str, dict[str, str]] = {
             "Tokens a verification step finishes per sequence on average, E = (1 - a^(k+1)) / (1 - a) (Leviathan "
             "et al. 2023), count."
         ),
+    },
+    "SpeculationPlanned": {
+        "auto": "Whether the request let the fleet search choose (speculative.auto).",
+        "used": "Whether the plan runs speculation (false where speculative.auto found it costs more GPUs).",
+    },
+    "SpeculativeStep": {
         "draft_ms": (
             "Drafting k tokens for the batch, ms: k decode steps of the draft model, k passes of the head "
             "(one decoder layer and the lm_head's share of the decode step) for eagle/eagle3/mtp, 0 for ngram."
@@ -1546,6 +1566,10 @@ OVERRIDES: dict[str, dict[str, str]] = {
         "expert_parallel": "Expert-parallel size, when given.",
     },
     "FleetOption": {
+        "speculative": (
+            "Whether this option is planned with the request's speculative decoding: under speculative.auto each "
+            "shape is ranked twice, with it and without."
+        ),
         "replica_cost_per_million_output_tokens_usd": (
             "One fully loaded replica's cost of 10^6 output tokens, USD: its hourly price over its capacity's "
             "tokens/s (a floor the fleet only reaches at full load with no spares); null without a price, and for "
@@ -1857,6 +1881,11 @@ OVERRIDES: dict[str, dict[str, str]] = {
         ),
     },
     "FleetResponse": {
+        "speculative": (
+            "Speculative decoding as planned for the chosen option (the request's, defaults filled in); `used` says "
+            "whether the plan runs it (under speculative.auto the search keeps whichever needs the cheaper fleet). "
+            "Null when not asked."
+        ),
         "prices": (
             "The prices and power the answer is computed with, per whole card: the request's, else the catalog's."
         ),
@@ -2257,8 +2286,15 @@ SCHEMAS: dict[str, str] = {
     ),
     "Speculative": (
         "Speculative decoding (GET: dotted, `speculative.method=eagle`): a drafter proposes k tokens and the model "
-        "verifies them in one step. /v1/fit and /v1/throughput hold the drafter's weights and KV; /v1/throughput's "
-        "continuous-batching steady state runs the speculative step. Off unless given."
+        "verifies them in one step. Every planning endpoint holds the drafter's weights and KV; /v1/throughput's "
+        "continuous-batching steady state, and the queueing model and simulator of /v1/latency, /v1/batch, "
+        "/v1/fleet and /v1/autoscaling/simulate, run the speculative step. `auto` (/v1/fleet only) ranks every "
+        "shape with and without it. Off unless given."
+    ),
+    "SpeculationSettings": "The speculative decoding planned: the drafter, its tokens and what a step finishes.",
+    "SpeculationPlanned": (
+        "Speculative decoding as an answer under random arrivals plans it: the settings and the tokens a "
+        "verification step finishes. Its time per token varies with the running batch: see the rates' tpot_ms."
     ),
     "SpeculativeStep": (
         "Speculative decoding at `concurrency`, at the steady state's context (prompt + output / 2): what a "

@@ -27,7 +27,7 @@ from .calibration import Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest
 from .latency import Replica, replica, spread_ms
-from .replica import engine_fields, with_engine
+from .replica import engine_fields, planned_speculation, with_engine
 from .requests import BatchRequest, Workload
 
 # About 1 s of one core here at the cheapest units (prompts in many chunks), up to 3 s at the
@@ -127,7 +127,8 @@ def _body(
         "kv_capacity_tokens": fitted.result.kv_capacity_tokens,
         "max_concurrency": fitted.result.max_concurrency,
         # What the simulated scheduler runs at once at most (the KV cache may hold fewer).
-        "max_running_requests": min(limits.max_num_seqs, limits.max_batched_tokens),
+        "max_running_requests": min(limits.max_num_seqs, shape.model.steps.max_decodes(limits.max_batched_tokens)),
+        "speculative": planned_speculation(fitted.inputs.speculative),
         "requests": request.requests,
         "prompt_tokens": fitted.inputs.prompt_tokens,
         "output_tokens": fitted.inputs.output_tokens,

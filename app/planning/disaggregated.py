@@ -33,7 +33,7 @@ from .requests import FleetRequest
 VLLM_KV_TRANSFER = """--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'"""
 LEAVES_OUT = (
     "the decode replica's wait for a seat (it delays the second token, not the first), contention on the "
-    "KV link, the router's own latency, prefix caching and speculative decoding"
+    "KV link, the router's own latency and prefix caching"
 )
 
 

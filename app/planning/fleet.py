@@ -8,6 +8,7 @@ one that came closest). The answer also carries the replica's `vllm serve` line,
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -36,6 +37,7 @@ from app.sizing.fleet_plan import (
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENGINE_LEAVES_OUT, LEAVES_OUT, MS
 from app.sizing.queueing import total_length_quantile
 from app.sizing.simulate import GAMMA, SATURATION_REQUESTS, WorkLimitExceeded
+from app.sizing.speculation import DRAFT_MODEL, EAGLE, EAGLE3, MTP, NGRAM, Speculation
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 
 from . import finance, work
@@ -43,7 +45,7 @@ from .calibration import Applied, apply, basis, ranking_note
 from .context import Context
 from .finance import FinanceAnswer
 from .latency import simulated_row, spread_ms
-from .replica import engine_fields, uncertainty_fields, with_engine
+from .replica import engine_fields, planned_speculation, uncertainty_fields, with_engine
 from .requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
@@ -216,7 +218,29 @@ def vllm_command(
     ]
     if fitted.weight_precision == "fp8" and fitted.model.native_precision not in ("fp8", None):
         parts.append("--quantization fp8")  # online fp8 of a 16-bit checkpoint
+    if (spec := fitted.inputs.speculative) is not None:
+        parts.append(f"--speculative-config '{json.dumps(speculative_config(spec))}'")
     return " ".join(parts)
+
+
+# What vLLM's --speculative-config names each method; an EAGLE head is a checkpoint of its own,
+# which the catalog does not hold: the serve line says where it goes.
+VLLM_METHODS = {EAGLE: "eagle", EAGLE3: "eagle3", MTP: "mtp", NGRAM: "ngram"}
+EAGLE_HEAD = "<the EAGLE head's checkpoint>"
+
+
+def speculative_config(spec: Speculation) -> dict[str, Any]:
+    """vLLM's --speculative-config for the planned speculation."""
+    config: dict[str, Any] = {}
+    if spec.method == DRAFT_MODEL:
+        draft = spec.draft
+        config["model"] = (draft.instruct_repo or draft.hf_repo if draft is not None else None) or spec.draft_model
+    else:
+        config["method"] = VLLM_METHODS[spec.method]
+        if spec.method in (EAGLE, EAGLE3):
+            config["model"] = EAGLE_HEAD
+    config["num_speculative_tokens"] = spec.num_speculative_tokens
+    return config
 
 
 def engine_name(plan: FleetPlan) -> str:
@@ -301,6 +325,7 @@ def plan_body(
             plan, request.traffic, served_name(plan, model_label, request.served_model_name)
         ),
         "vllm_command": vllm_command(plan, model_label, request.served_model_name, request.traffic.arrivals),
+        "speculative": planned_speculation(plan.fit.inputs.speculative, request.inputs.speculative),
         **engine_fields(plan.fit),
         "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
         "leaves_out": _leaves_out(plan),
@@ -382,6 +407,7 @@ def option_row(rank_index: int | None, option: Option, measured: bool | None = N
         "mig_profile": option.mig_profile,
         "tensor_parallel": option.tensor_parallel,
         "weight_precision": option.weight_precision,
+        "speculative": option.speculative,
         "eligible": option.eligible,
         "sized": sized,
         "meets_slo": _option_meets_slo(option, sized),
@@ -559,7 +585,8 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         options = rank(model, context.gpu_choices(request.gpus), applied.inputs, request.traffic, precisions)
     else:
         gpu, gpu_label = context.gpu(request.gpu)
-        if request.inputs.tensor_parallel is None or precisions:
+        auto = request.inputs.speculative is not None and request.inputs.speculative.auto
+        if request.inputs.tensor_parallel is None or precisions or auto:
             # The cheapest shape on this GPU: every valid TP (and format asked), ranked as the catalog is.
             options = shapes(model, gpu, gpu_label, applied.inputs, request.traffic, precisions)
         if options is None or not any(o.plan for o in options):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.sizing.cost import monthly_cost_per_million_tokens_usd
+from app.sizing.errors import SizingError
 from app.sizing.fleet import SECONDS_PER_DAY
 from app.sizing.fleet_plan import AGGREGATED, OPTIMISTIC_UTILIZATION, Arrivals, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
@@ -22,7 +23,7 @@ from .requests import FleetRequest
 LEAVES_OUT = (
     "a replica's capacity for each length bucket is its capacity serving that bucket alone: a pool that "
     "blends buckets (rather than a router sending each length to its pool) sees short requests' TPOT "
-    "drag behind long prompts' chunks; the router's own latency, prefix caching and speculative decoding"
+    "drag behind long prompts' chunks; the router's own latency and prefix caching"
 )
 
 
@@ -30,6 +31,10 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     """The cost-minimal mix of replica kinds over `gpus` (or the catalog) for the request's
     length buckets, each kind with N+1, and the best single kind beside it."""
     model, model_label = context.model(request.model)
+    spec = request.inputs.speculative
+    if spec is not None and spec.auto:
+        # Each bucket's kinds are planned as given: a mix does not rank speculation on and off.
+        raise SizingError("speculative.auto", "a mix plans with speculation or without: give it or leave it")
     inputs = with_engine(context, request.engine, request.inputs)
     applied = apply(context, request.model, None, inputs, request.given)
     gpus = context.gpu_choices(request.gpus)

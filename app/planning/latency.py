@@ -34,7 +34,7 @@ from app.sizing.specs import GpuSpec, ModelSpec
 from . import work
 from .calibration import Applied, apply, basis
 from .context import Context
-from .replica import engine_fields, with_engine
+from .replica import engine_fields, planned_speculation, with_engine
 from .requests import LatencyRequest, Workload
 
 SIMULATE = "simulate"
@@ -269,6 +269,7 @@ def _body(
         "max_request_rate": capacity.rate_per_s,
         "max_request_rate_bound_by": capacity.bound_by,
         "max_request_rate_meets_slo": capacity.meets_slo if slos_given else None,
+        "speculative": planned_speculation(fitted.inputs.speculative),
         "rates": rows,
         "basis": basis(applied),
         "calibration": applied.describe(),
@@ -290,7 +291,8 @@ def _pd_unit(
 ) -> dict[str, Any]:
     """topology=disaggregated: one prefill and one decode replica of the request's shape."""
     workload = request.workload
-    prefill_fit = plan_fit(model, gpu, replace(applied.inputs, output_tokens=1))
+    # A prefill replica decodes no token: it holds no drafter.
+    prefill_fit = plan_fit(model, gpu, replace(applied.inputs, output_tokens=1, speculative=None))
     seats = tuple(fit.inputs.max_num_seqs or fit.result.max_concurrency for fit in (prefill_fit, decode.fit))
     unit = pd_unit(model, prefill_fit, decode.fit, workload.arrivals, seats, request.network_gb_per_s)  # type: ignore[arg-type]
     rows = []

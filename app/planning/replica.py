@@ -27,7 +27,13 @@ from app.sizing.plan import (
 )
 from app.sizing.precision import bytes_per_param, compute_peak_tflops, peak_key
 from app.sizing.specs import MLA, GpuSpec, ModelSpec
-from app.sizing.speculation import Speculation, SpeculativeStep, draft_kv_bytes_per_token, draft_weights_bytes
+from app.sizing.speculation import (
+    Speculation,
+    SpeculativeStep,
+    draft_kv_bytes_per_token,
+    draft_weights_bytes,
+    expected_tokens_per_step,
+)
 from app.sizing.timing import gemm_roofline
 
 from .calibration import MEMORY_ONLY, Applied, apply, basis
@@ -202,23 +208,40 @@ def _steady(point: Point, max_batched_tokens: int, engine: bool) -> dict[str, An
     }
 
 
-def speculative_fields(spec: Speculation | None, step: SpeculativeStep | None) -> dict[str, Any] | None:
-    """`speculative`: the speculation planned (defaults filled in), what a verification step
-    finishes and costs, and its speedup over the plain decode step at this batch."""
-    if spec is None or step is None:
-        return None
+def _speculation_settings(spec: Speculation) -> dict[str, Any]:
+    """The speculation planned, defaults filled in, and the tokens a verification step finishes."""
     return {
         "method": spec.method,
         "num_speculative_tokens": spec.num_speculative_tokens,
         "acceptance_rate": spec.acceptance_rate,
         "draft_model": spec.draft_model,
-        "tokens_per_step": step.tokens_per_step,
+        "tokens_per_step": expected_tokens_per_step(spec.acceptance_rate, spec.num_speculative_tokens),
+    }
+
+
+def speculative_fields(spec: Speculation | None, step: SpeculativeStep | None) -> dict[str, Any] | None:
+    """`speculative`: the speculation planned, what a verification step finishes and costs,
+    and its speedup over the plain decode step at this batch."""
+    if spec is None or step is None:
+        return None
+    return {
+        **_speculation_settings(spec),
         "draft_ms": _ms(step.draft_s),
         "verify_ms": _ms(step.verify_s),
         "plain_step_ms": _ms(step.plain_step_s),
         "time_per_token_ms": _ms(step.time_per_token_s),
         "speedup": step.speedup,
     }
+
+
+def planned_speculation(spec: Speculation | None, asked: Speculation | None = None) -> dict[str, Any] | None:
+    """`speculative` on an answer under arrivals: the speculation planned and `used`, whether
+    the plan runs it (under `speculative.auto` a fleet search may leave it off). Null when
+    not asked."""
+    shown = spec or asked
+    if shown is None:
+        return None
+    return {**_speculation_settings(shown), "auto": shown.auto, "used": spec is not None}
 
 
 def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from .calibration import apply, basis
 from .context import Context
 from .errors import InvalidRequest
 from .fleet import engine_name, plan_triggers, promql, scale_down_window_s, served_name
-from .replica import engine_fields, with_engine
+from .replica import engine_fields, planned_speculation, with_engine
 from .requests import DayRequest
 from .work import SETTING
 
@@ -239,6 +239,7 @@ def simulate(request: DayRequest, context: Context) -> dict[str, Any]:
         "output_tokens_cv": workload.arrivals.output_tokens_cv,
         "gpus_per_replica": gpus,
         **engine_fields(fitted),
+        "speculative": planned_speculation(fitted.inputs.speculative),
         "max_request_rate": rate,
         "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
         "seed": request.seed,

@@ -244,7 +244,8 @@ def plan_disaggregated(
         ttft_slo_ms=None if budget_ms is None else max(budget_ms, 1e-3),
         arrivals=replace(no_e2e, output_tokens_cv=0.0),
     )
-    prefill_options = search(replace(plan, output_tokens=1), prefill_inputs)
+    # A prefill replica decodes no token: it holds no drafter.
+    prefill_options = search(replace(plan, output_tokens=1, speculative=None), prefill_inputs)
     prefill = _best(prefill_options)
     transfer = over_network
     if prefill is not None:

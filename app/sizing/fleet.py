@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import timing
+from . import speculation, timing
 
 SECONDS_PER_DAY = 86_400
 
@@ -95,23 +95,29 @@ def replica_capacity(
     max_batched_tokens: int,
     tpot_slo_s: float | None = None,
     ttft_slo_s: float | None = None,
+    speculative: speculation.Speculation | None = None,
 ) -> ReplicaCapacity | None:
     """The largest concurrency within KV capacity (and the per-step token budget) whose
     continuously batched time per token and TTFT meet the SLOs. None when not even one
-    sequence fits in the KV cache.
+    sequence fits in the KV cache. Under `speculative` decoding each decode takes k + 1 of
+    the budget's tokens and the steady state is speculation's.
 
     Both observed TPOT and TTFT grow with the concurrency, so the largest feasible one is
     found by bisection. When even one sequence misses the SLO, that one is returned with
     meets_slo False: the best this configuration can do.
     """
     # The budget must leave room for at least one prompt token beside the decodes.
-    ceiling = min(max_concurrency, max_batched_tokens - 1)
+    queries = 1 if speculative is None else speculative.num_speculative_tokens + 1
+    ceiling = min(max_concurrency, (max_batched_tokens - 1) // queries)
     if ceiling < 1:
         return None
 
     def state(batch: int) -> timing.SteadyState:
-        steady = timing.continuous_batching(work, hw, batch, max_batched_tokens)
-        assert steady is not None  # batch < max_batched_tokens
+        if speculative is None:
+            steady = timing.continuous_batching(work, hw, batch, max_batched_tokens)
+        else:
+            steady = speculation.steady_state(speculative, work, hw, batch, max_batched_tokens)[0]
+        assert steady is not None  # batch x queries < max_batched_tokens
         return steady
 
     low_state = state(1)

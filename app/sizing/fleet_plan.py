@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from . import budget, fleet, memory
+from . import budget, fleet, memory, speculation
 from . import cost as cost_mod
 from .errors import SizingError
 from .parallelism import valid_tensor_parallel
@@ -164,7 +164,13 @@ def _capacity(
 
     def steady(batch_ceiling: int) -> fleet.ReplicaCapacity:
         derived = fleet.replica_capacity(
-            setup.work, setup.hardware, batch_ceiling, plan.max_batched_tokens or 0, tpot_slo_s, ttft_slo_s
+            setup.work,
+            setup.hardware,
+            batch_ceiling,
+            plan.max_batched_tokens or 0,
+            tpot_slo_s,
+            ttft_slo_s,
+            None if inputs.role == PREFILL else plan.speculative,
         )
         if derived is None:
             raise SizingError(
@@ -303,6 +309,9 @@ def arrival_model(
     )
     kv_tokens = fitted.result.kv_capacity_tokens
     steps = StepModel.build(setup.work, setup.hardware)
+    # Speculation runs where tokens are decoded: not on a prefill replica.
+    if plan.speculative is not None and role != PREFILL:
+        steps = speculation.step_model(plan.speculative, setup.work, setup.hardware, steps)
     budget = plan.max_batched_tokens
     if role == DECODE:
         steps, budget = steps.decode_only(), budget + max(0, math.ceil(kv_tokens))
@@ -549,6 +558,8 @@ class Option:
     # A pending option's evaluation: the options it stands for (one per valid TP size, or
     # itself sized on its saturation bound). None once evaluated.
     expand: Callable[[], list[Option]] | None = field(default=None, compare=False, repr=False)
+    # Planned with speculative decoding (under `speculative.auto`, each shape is two options).
+    speculative: bool = False
 
     @property
     def eligible(self) -> bool:
@@ -590,9 +601,10 @@ def rank(
     for label, gpu in gpus:
         for profile in targets(gpu):
             for precision in precisions or (plan.weight_precision,):
-                budget.check("the ranking")
-                shape = replace(plan, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
-                options.extend(_pending_card(model, gpu, label, shape, inputs))
+                for choice in speculation_choices(plan):
+                    budget.check("the ranking")
+                    shape = replace(choice, mig_profile=profile, tensor_parallel=None, weight_precision=precision)
+                    options.extend(_pending_card(model, gpu, label, shape, inputs))
     return _settle(options, inputs)
 
 
@@ -610,8 +622,9 @@ def shapes(
     larger one leaves room for KV and batches more per GPU."""
     options: list[Option] = []
     for precision in precisions or (plan.weight_precision,):
-        budget.check("the ranking")
-        options.extend(_shapes_on(model, gpu, label, replace(plan, weight_precision=precision), inputs))
+        for choice in speculation_choices(plan):
+            budget.check("the ranking")
+            options.extend(_shapes_on(model, gpu, label, replace(choice, weight_precision=precision), inputs))
     return _settle(options, inputs)
 
 
@@ -649,8 +662,23 @@ def _pending(
             None,
             floor=floor,
             expand=expand,
+            speculative=_on(plan),
         )
     ]
+
+
+def _on(plan: PlanInputs) -> bool:
+    return plan.speculative is not None
+
+
+def speculation_choices(plan: PlanInputs) -> tuple[PlanInputs, ...]:
+    """The plan, or under `speculative.auto` the plan with speculation and without: a fleet
+    search sizes both and keeps the cheaper (speculation pays at a small batch, loses where
+    the verification's k + 1 tokens a sequence turn the step compute-bound)."""
+    spec = plan.speculative
+    if spec is None or not spec.auto:
+        return (plan,)
+    return plan, replace(plan, speculative=None)
 
 
 def _shown(precision: str | None) -> str | None:
@@ -669,7 +697,7 @@ def _pending_card(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, 
     (TP 1 is always a valid size, and a slice is one GPU). A target whose whole memory, at its
     largest TP size, is well short of the weights is ruled out without a fit."""
     if (precision := _too_small_for(model, gpu, plan)) is not None:
-        return [Option(label, plan.mig_profile, None, precision, None, WEIGHTS_DO_NOT_FIT)]
+        return [Option(label, plan.mig_profile, None, precision, None, WEIGHTS_DO_NOT_FIT, speculative=_on(plan))]
     return _pending(gpu, label, plan, inputs, 1, lambda: _shapes_on(model, gpu, label, plan, inputs))
 
 
@@ -705,9 +733,13 @@ def _shapes_on(model: ModelSpec, gpu: GpuSpec, label: str, plan: PlanInputs, inp
     try:
         fitted = plan_fit(model, gpu, _card_priced_inputs(plan, gpu))
     except SizingError as exc:
-        return [Option(label, profile, None, plan.weight_precision, None, f"{exc.field}: {exc.message}")]
+        return [
+            Option(
+                label, profile, None, plan.weight_precision, None, f"{exc.field}: {exc.message}", speculative=_on(plan)
+            )
+        ]
     if not fitted.result.fits_weights:
-        return [Option(label, profile, None, fitted.weight_precision, None, WEIGHTS_DO_NOT_FIT)]
+        return [Option(label, profile, None, fitted.weight_precision, None, WEIGHTS_DO_NOT_FIT, speculative=_on(plan))]
     options: list[Option] = []
     for tp in fitted.valid_tensor_parallel:
         if tp >= fitted.tensor_parallel:
@@ -729,8 +761,17 @@ def _option(
     try:
         sized = plan_fleet(model, gpu, label, plan, inputs, bound=fleet.SATURATION_BOUND)
     except SizingError as exc:
-        return Option(label, profile, plan.tensor_parallel, plan.weight_precision, None, f"{exc.field}: {exc.message}")
-    return Option(label, profile, plan.tensor_parallel, sized.fit.weight_precision, sized, _ruled_out(sized))
+        why = f"{exc.field}: {exc.message}"
+        return Option(label, profile, plan.tensor_parallel, plan.weight_precision, None, why, speculative=_on(plan))
+    return Option(
+        label,
+        profile,
+        plan.tensor_parallel,
+        sized.fit.weight_precision,
+        sized,
+        _ruled_out(sized),
+        speculative=_on(plan),
+    )
 
 
 def _ruled_out(sized: FleetPlan) -> str | None:
@@ -793,16 +834,18 @@ def _order(options: list[Option]) -> list[Option]:
     eligible = sorted(
         (o for o in options if o.eligible),
         # At equal cost an option sized at the SLO percentile ranks before one left at a bound.
+        # At equal cost, the plainer deployment first: no speculation.
         key=lambda o: (
             o.monthly_cost_usd,
             o.bound is not None,
             (o.plan.token_cost.replica_usd or 0.0) if o.plan is not None else 0.0,
+            o.speculative,
         ),
     )
     # Those ruled out by catalog name, however far the search went to rule each out.
     rest = sorted(
         (o for o in options if not o.eligible),
-        key=lambda o: (o.gpu, o.mig_profile or "", o.tensor_parallel or 0, o.weight_precision or ""),
+        key=lambda o: (o.gpu, o.mig_profile or "", o.tensor_parallel or 0, o.weight_precision or "", o.speculative),
     )
     ranked: list[Option] = []
     if eligible:

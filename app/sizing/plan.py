@@ -39,12 +39,14 @@ ENGINE_LEAVES_OUT = (
 
 # Said instead when random arrivals are modelled (/v1/latency, /v1/fleet): queueing is in.
 ARRIVALS_LEAVES_OUT = (
-    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, prefix-cache hits not given, "
-    "speculative decoding, priority scheduling and the API server's own queue: lower bounds on time"
+    "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, prefix-cache hits and "
+    "speculative decoding not given (given, its tokens counted one a step: ITL's spread narrower), priority "
+    "scheduling and the API server's own queue: lower bounds on time"
 )
 ENGINE_ARRIVALS_LEAVES_OUT = (
-    "prefix-cache hits not given, speculative decoding, priority scheduling and the API server's own queue, and "
-    "software-version differences; request lengths are drawn from gamma distributions of the given mean and spread"
+    "prefix-cache hits and speculative decoding not given (given, its tokens counted one a step: ITL's spread "
+    "narrower), priority scheduling and the API server's own queue, and software-version differences; request "
+    "lengths are drawn from gamma distributions of the given mean and spread"
 )
 
 AVERAGE = "average"
@@ -241,6 +243,8 @@ def _fit_on(
     spec = inputs.speculative
     draft_kv = 0.0
     if spec is not None:
+        if spec.draft is not None:
+            speculation.check_draft(model, spec.draft)
         weights += speculation.draft_weights_bytes(spec, model, weight_precision)
         draft_kv = speculation.draft_kv_bytes_per_token(spec, model, kv_precision, tp)
     engine = inputs.engine
@@ -452,8 +456,10 @@ class Point:
 
     @property
     def request_latency_s(self) -> float:
-        """The lab's latency: this batch's prefill, then every output token."""
-        return self.prefill.time_s + self.output_tokens * self.decode.time_s
+        """The lab's latency: this batch's prefill, then every output token (under
+        speculation at the speculative time per token, at the steady state's context)."""
+        per_token = self.decode.time_s if self.speculative is None else self.speculative.time_per_token_s
+        return self.prefill.time_s + self.output_tokens * per_token
 
     @property
     def effective_tokens_per_s(self) -> float:
@@ -582,8 +588,6 @@ def plan_throughput(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> Throu
     budget = inputs.max_batched_tokens
 
     spec = inputs.speculative
-    if spec is not None and spec.draft is not None:
-        speculation.check_draft(model, spec.draft)
 
     def point(concurrency: int) -> Point:
         steady, step = (

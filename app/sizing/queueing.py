@@ -256,8 +256,19 @@ def _gamma_quantile(shape: float, scale: float, q: float) -> float:
     return (lo + hi) / 2
 
 
+# A gamma of this shape (a CV of 1%) is near enough a normal: see gamma_cdf.
+WILSON_HILFERTY_SHAPE = 1e4
+
+
 def gamma_cdf(shape: float, x: float) -> float:
-    """Regularized lower incomplete gamma P(shape, x) (series / continued fraction)."""
+    """Regularized lower incomplete gamma P(shape, x) (series / continued fraction; past
+    WILSON_HILFERTY_SHAPE, the Wilson-Hilferty normal approximation, within 1e-6 there, where
+    the series would need more terms than it takes and x + 1 - shape can round to zero)."""
+    if shape > WILSON_HILFERTY_SHAPE:
+        if x <= 0:
+            return 0.0
+        ninth = 1.0 / (9.0 * shape)
+        return _STD_NORMAL.cdf(((x / shape) ** (1.0 / 3.0) - (1.0 - ninth)) / math.sqrt(ninth))
     if x <= 0:
         return 0.0
     if x < shape + 1:
@@ -431,7 +442,7 @@ class ReplicaModel:
         pn = tuple(p - c for p, c in zip(pn, cached, strict=True))
         computed_mean = sum(pn) / len(pn)
         cached_share = sum(cached) / len(cached) / computed_mean
-        seats = float(min(limits.max_num_seqs, limits.max_batched_tokens))
+        seats = float(min(limits.max_num_seqs, steps.max_decodes(limits.max_batched_tokens)))
         bound = seat_cap
         if kv_seats < seats:
             seats, bound = kv_seats, KV_CAPACITY
@@ -471,11 +482,13 @@ class ReplicaModel:
         s = self.steps
         budget = self.limits.max_batched_tokens
         d_mean, p = self.decode_steps_mean, self.prompt_mean
-        n = budget * d_mean / (p + d_mean)
+        # Budget-bound, prompt tokens in (lambda P) meet what full steps' room leaves; under
+        # speculation a step of one token carries (T - N (k + 1)) / E of them.
+        n = budget * d_mean / (s.tokens_per_step * p + s.queries_per_decode * d_mean)
         bound = SATURATION
         if n > self.seats:
             n, bound = self.seats, self.seats_bound
-        room = max(1.0, budget - n)
+        room = max(1.0, s.prefill_room(budget, n))
         full = s.time_parts_s(
             n, n * self.attended_context, room, self.prompt_attention_flops * room / p, s.attended(room)
         )
@@ -493,7 +506,7 @@ class ReplicaModel:
         """Chunks of `prompt` after `decodes` decodes take the budget, the tokens of each,
         and one chunk step's duration (attention averaged over the chunks)."""
         s = self.steps
-        room = max(1.0, self.limits.max_batched_tokens - decodes)
+        room = max(1.0, s.prefill_room(self.limits.max_batched_tokens, decodes))
         k = math.ceil(prompt / room - 1e-9)
         chunk = prompt / k
         whole = (
@@ -509,11 +522,11 @@ class ReplicaModel:
         mean prompt's chunks, their tokens and step (`_prefill`), the decode-only step
         (`_decode_s`) and the prompt's share of the prefill stream (`_fluid_service_s`)."""
         s = self.steps
-        if s.windowed:
+        if s.windowed or s.speculative:
             k, chunk, alone = self._prefill(seen, self.prompt_mean)
             return k, chunk, alone, self._decode_s(seen), self._fluid_service_s(seen, self.prompt_mean)
         p = self.prompt_mean
-        room = max(1.0, self.limits.max_batched_tokens - seen)
+        room = max(1.0, s.prefill_room(self.limits.max_batched_tokens, seen))
         k = math.ceil(p / room - 1e-9)
         chunk = p / k
         kv = s.kv_s_per_layer_token
@@ -569,7 +582,7 @@ class ReplicaModel:
         for _ in range(60):
             # As a decoding request sees the steps: itself and N others.
             seen = n + 1.0
-            room = max(1.0, budget - seen)
+            room = max(1.0, self.steps.prefill_room(budget, seen))
             k, chunk, t_alone, td, service = self._loop_steps(seen)
             rho = lam * service
             failed = rho >= 1.0
@@ -685,7 +698,7 @@ class ReplicaModel:
     def _fluid_service_s(self, decodes: float, prompt: float) -> float:
         """A prompt's share of the prefill stream: its tokens at the rate of full steps."""
         s = self.steps
-        room = max(1.0, self.limits.max_batched_tokens - decodes)
+        room = max(1.0, s.prefill_room(self.limits.max_batched_tokens, decodes))
         full = s.time_parts_s(
             decodes,
             decodes * self.attended_context,
@@ -888,7 +901,7 @@ class ReplicaModel:
         lam, tpot, n, sigma = core.rate_per_s, core.tpot_s, core.running, core.wait_probability
         seen = n + 1.0
         p = self.prompt_mean
-        room = max(1.0, self.limits.max_batched_tokens - seen)
+        room = max(1.0, self.steps.prefill_room(self.limits.max_batched_tokens, seen))
         k, _, alone = self._prefill(seen, p)
         td = self._decode_s(seen)
         parts = [(td, 0.0), (max(td, alone), lam * (1 - sigma) * k * tpot)]

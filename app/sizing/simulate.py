@@ -300,7 +300,7 @@ class _Engine:
         self.shared = min(traffic.shared_prefix_tokens, limits.kv_capacity_tokens - 2)
         self.kv_cap = limits.kv_capacity_tokens - self.shared
         self.budget = limits.max_batched_tokens
-        self.max_seqs = min(limits.max_num_seqs, limits.max_batched_tokens)
+        self.max_seqs = min(limits.max_num_seqs, steps.max_decodes(limits.max_batched_tokens))
         self.requests = requests
         self.measured_from = measured_from
         self.at_once = at_once
@@ -519,6 +519,7 @@ class _Engine:
         layers = steps.layers
         windowed = steps.windowed
         half_att_layers = steps.attention_flops_per_layer_token / 2 * layers
+        speculative = steps.speculative
         budget_total = self.budget
         kv_cap = self.kv_cap
         max_seqs = self.max_seqs
@@ -554,7 +555,8 @@ class _Engine:
             while self.decodes and self.kv_used + self.decodes > kv_cap:
                 self._preempt_newest()
             decodes = self.decodes
-            budget = budget_total - decodes
+            # Under speculation a step of one token carries an E-th of a verification's room.
+            budget = int(steps.prefill_room(budget_total, decodes)) if speculative else budget_total - decodes
             kv_used = self.kv_used + decodes
             p_tokens = 0
             p_flops = 0.0
@@ -664,7 +666,8 @@ class _Engine:
         start = self.now
         in_window = self.window_lo <= start < self.window_hi
         steps = self.steps
-        if steps.windowed:
+        # Windowed attention and speculation's drafter break the series: step by step.
+        if steps.windowed or steps.speculative:
             n, total = self._walk_loop(n_max, horizon, in_window)
         else:
             n, total = self._walk_series(n_max, horizon, in_window)
@@ -681,8 +684,8 @@ class _Engine:
         self._complete()
 
     def _walk_loop(self, n_max: int, horizon: float, in_window: bool) -> tuple[int, float]:
-        """Sliding-window models: step by step (attended tokens are not linear), but with no
-        scheduling between steps."""
+        """Sliding-window models (attended tokens are not linear) and speculation (the
+        drafter's step has its own roofline): step by step, but with no scheduling between."""
         steps, decodes = self.steps, self.decodes
         total = 0.0
         n = 0

@@ -74,6 +74,8 @@ class Speculation:
     acceptance_rate: float
     draft_model: str | None = None
     draft: ModelSpec | None = None
+    # A fleet may plan each option with or without it, whichever needs fewer GPUs.
+    auto: bool = False
 
 
 def speculation(
@@ -81,6 +83,7 @@ def speculation(
     num_speculative_tokens: int | None = None,
     acceptance_rate: float | None = None,
     draft_model: str | None = None,
+    auto: bool = False,
 ) -> Speculation:
     """The request's speculation with the method's defaults filled in; refuses (naming the
     field) what no engine runs."""
@@ -94,7 +97,7 @@ def speculation(
     a = DEFAULT_ACCEPTANCE_RATE[method] if acceptance_rate is None else acceptance_rate
     if not 0.0 <= a < 1.0:
         raise SizingError("speculative.acceptance_rate", "must be in [0, 1)")
-    return Speculation(method, k, a, draft_model)
+    return Speculation(method, k, a, draft_model, auto=auto)
 
 
 def expected_tokens_per_step(acceptance_rate: float, num_speculative_tokens: int) -> float:
@@ -220,3 +223,21 @@ def steady_state(
         draft_s=step.draft_s,
     )
     return steady, step
+
+
+def step_model(
+    spec: Speculation, work: timing.Workload, hw: timing.Hardware, steps: timing.StepModel
+) -> timing.StepModel:
+    """`steps` (the target's step model) under `spec`, in steps of one token
+    (`StepModel.speculating`): what the simulator and the queueing model run under arrivals.
+    The drafter is the draft model's own step model, or the target's plain steps at a head's
+    share (EAGLE, MTP); n-gram lookup drafts for free."""
+    tokens = expected_tokens_per_step(spec.acceptance_rate, spec.num_speculative_tokens)
+    k = spec.num_speculative_tokens
+    if spec.method == DRAFT_MODEL:
+        assert spec.draft is not None
+        drafter = timing.StepModel.build(draft_workload(work, spec.draft), hw)
+        return steps.speculating(k, tokens, drafter)
+    if spec.method in HEAD_METHODS:
+        return steps.speculating(k, tokens, steps, head_fraction(work.model))
+    return steps.speculating(k, tokens, None)

@@ -500,6 +500,17 @@ class StepModel:
     # What a prompt's tokens cost a step: 1, or 0 on a decode replica of a disaggregated
     # deployment, whose prompts were computed elsewhere (their KV arrives over a link).
     prefill_cost: float = 1.0
+    # Speculative decoding (`speculating`): a verification step runs `queries_per_decode`
+    # (k + 1) query tokens per decode and finishes `tokens_per_step` (E) of them on average,
+    # after `draft_passes` passes of `drafter` over the decodes, each `draft_scale` of its
+    # step (a head's share of the target's; 1 for a draft model), whose layers are
+    # `draft_layer_ratio` of the target's.
+    queries_per_decode: int = 1
+    tokens_per_step: float = 1.0
+    drafter: StepModel | None = None
+    draft_passes: int = 0
+    draft_scale: float = 1.0
+    draft_layer_ratio: float = 1.0
 
     @classmethod
     def build(cls, work: Workload, hw: Hardware) -> StepModel:
@@ -509,21 +520,7 @@ class StepModel:
         comm0 = communication_s(work, hw, 0.0)
         comm1 = communication_s(work, hw, 1.0) - comm0
         dense = None if model.is_moe else weights_memory_s(hw, weights_read(work, 1.0), work.tp)
-        moe: dict[str, float] = {}
-        if model.is_moe:
-            assert model.experts and model.experts_per_token
-            every = weights_read(work, math.inf)  # every expert touched
-            moe = {
-                "moe_shared_s": hw.memory_s(every.shared_bytes, work.tp),
-                "moe_experts_s": hw.memory_s(every.expert_bytes, work.tp),
-                "moe_miss": 1.0 - model.experts_per_token / model.experts,
-                "moe_efficiency": hw.moe_memory_efficiency,
-                "all_experts_overhead_s": hw.expert_overhead_s
-                * model.layers
-                * model.experts
-                / max(1, work.expert_parallel),
-            }
-        return cls(
+        plain = cls(
             work=work,
             hw=hw,
             kv_s_per_layer_token=hw.memory_s(per_layer_token, work.tp),
@@ -538,12 +535,63 @@ class StepModel:
             layers=model.layers,
             windowed=bool(model.sliding_window and model.sliding_window_layers),
             dense_weights_s=dense,
-            **moe,
+        )
+        if not model.is_moe:
+            return plain
+        assert model.experts and model.experts_per_token
+        every = weights_read(work, math.inf)  # every expert touched
+        return replace(
+            plain,
+            moe_shared_s=hw.memory_s(every.shared_bytes, work.tp),
+            moe_experts_s=hw.memory_s(every.expert_bytes, work.tp),
+            moe_miss=1.0 - model.experts_per_token / model.experts,
+            moe_efficiency=hw.moe_memory_efficiency,
+            all_experts_overhead_s=hw.expert_overhead_s * model.layers * model.experts / max(1, work.expert_parallel),
         )
 
     def decode_only(self) -> StepModel:
         """The same replica serving only decodes: prompts cost its steps nothing."""
         return replace(self, prefill_cost=0.0)
+
+    def speculating(
+        self,
+        num_speculative_tokens: int,
+        tokens_per_step: float,
+        drafter: StepModel | None,
+        draft_scale: float = 1.0,
+    ) -> StepModel:
+        """The same replica under speculative decoding, in steps of one token: a step of the
+        returned model is one E-th of a verification step. It advances every decode by one
+        token on average (E per verification), carries an E-th of the verification's prompt
+        chunk (`prefill_room`) and lasts an E-th of draft plus verification, so the
+        simulator and the queueing model, which count a token a decode a step, keep their
+        means exact; what they lose is that tokens arrive E at a time (ITL's spread).
+        `drafter`: the model drafting (the target's own plain steps for a head, scaled by
+        `draft_scale`); None: drafting is free (n-gram lookup)."""
+        return replace(
+            self,
+            queries_per_decode=num_speculative_tokens + 1,
+            tokens_per_step=tokens_per_step,
+            drafter=drafter,
+            draft_passes=num_speculative_tokens if drafter is not None else 0,
+            draft_scale=draft_scale,
+            draft_layer_ratio=1.0 if drafter is None else drafter.layers / self.layers,
+        )
+
+    @property
+    def speculative(self) -> bool:
+        return self.queries_per_decode != 1
+
+    def prefill_room(self, budget: float, decodes: float) -> float:
+        """Prompt tokens a step can carry beside `decodes` decodes under a token budget of
+        `budget` (vLLM's max_num_batched_tokens): what the decodes' queries leave, an E-th of
+        it a step under speculation."""
+        return (budget - decodes * self.queries_per_decode) / self.tokens_per_step
+
+    def max_decodes(self, budget: int) -> int:
+        """Decodes a step's token budget holds: one query each, k + 1 under speculation
+        (at least one)."""
+        return max(1, budget // self.queries_per_decode)
 
     def weights_s(self, tokens: float) -> float:
         """Time to stream the weights a step over `tokens` tokens touches."""
@@ -583,20 +631,31 @@ class StepModel:
     ) -> float:
         """One step from its parts: the decodes' attended layer-tokens (sum over sequences
         of `attended(context)`), the prefill tokens with their attention FLOPs and the
-        layer-tokens of KV they write."""
+        layer-tokens of KV they write.
+
+        Under speculation (`speculating`) the step is an E-th of a verification step: each
+        decode runs `queries_per_decode` query tokens over its KV (read once), the chunk is E
+        of this step's prompt tokens, and drafting is added."""
+        speculative = self.queries_per_decode != 1
+        if speculative:
+            e = self.tokens_per_step
+            prefill_tokens *= e
+            prefill_attention_flops *= e
+            prefill_written_layer_tokens *= e
         if self.prefill_cost != 1.0:
             prefill_tokens *= self.prefill_cost
             prefill_attention_flops *= self.prefill_cost
             prefill_written_layer_tokens *= self.prefill_cost
-        tokens = decodes + prefill_tokens
+        queries = decodes * self.queries_per_decode
+        tokens = queries + prefill_tokens
         if tokens <= 0:
             return 0.0
         memory = self.weights_s(tokens) + self.kv_s_per_layer_token * (
             decode_attended_layer_tokens + prefill_written_layer_tokens
         )
         compute = self.s_per_flop * (
-            decodes * self.decode_flops_per_token
-            + self.attention_flops_per_layer_token * decode_attended_layer_tokens
+            queries * self.decode_flops_per_token
+            + self.queries_per_decode * self.attention_flops_per_layer_token * decode_attended_layer_tokens
             + prefill_tokens * self.prefill_flops_per_token
             + prefill_attention_flops
         )
@@ -604,7 +663,17 @@ class StepModel:
         # The sequences a step runs: its decodes and (at least) the one prompt it chunks.
         sequences = decodes + (1.0 if prefill_tokens > 0 else 0.0)
         overhead = self.overhead_s + self.sequence_overhead_s * sequences + self.expert_overhead_s(tokens)
-        return (memory if memory > compute else compute) + communication + overhead
+        step = (memory if memory > compute else compute) + communication + overhead
+        if speculative:
+            return (step + self.draft_s(decodes, decode_attended_layer_tokens)) / self.tokens_per_step
+        return step
+
+    def draft_s(self, decodes: float, decode_attended_layer_tokens: float) -> float:
+        """Drafting for one verification step: `draft_passes` decode steps of the drafter."""
+        if self.drafter is None or decodes <= 0:
+            return 0.0
+        step = self.drafter.time_parts_s(decodes, decode_attended_layer_tokens * self.draft_layer_ratio, 0, 0.0, 0.0)
+        return self.draft_passes * self.draft_scale * step
 
     def time_s(
         self,

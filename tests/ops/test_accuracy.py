@@ -26,12 +26,15 @@ from bench.accuracy_rows import (
     UNIFORM_CV,
     WEIGHTS,
     Case,
+    Skip,
     gpu_of,
     kv_precision_of,
     load_cases,
     load_openloop_cases,
+    load_speculative_cases,
     model_of,
     precision_of,
+    speculation_of,
 )
 from bench.fit_engines import in_process, load_catalog
 
@@ -73,6 +76,45 @@ def cases() -> list[Case]:
     for row, reason in SKIPPED.items():
         assert reason in reasons[row], (row, reasons[row])
     return found
+
+
+def test_rows_served_with_speculation_are_replayed_apart_with_their_method(client: FlaskClient):
+    found = {c.row_id: c for c in load_speculative_cases()}
+    # TensorRT-LLM's DeepSeek-R1 min-latency runs: MTP with num_nextn_predict_layers 3.
+    assert set(found) == {"N047", "N050"}
+    ask = client_asker(client)
+    for result in replay(list(found.values()), ask):
+        case = result.case
+        assert case.params["speculative"] == {"method": "mtp", "num_speculative_tokens": 3}
+        assert result.predicted is not None, result.error
+        # The prediction is the speculative steady state at the row's concurrency of one...
+        asked = {**case.params, "concurrency": 1}
+        with_it = ask("/v1/throughput", asked)["continuous_batching"]["tokens_per_s"]
+        plain = {k: v for k, v in asked.items() if k != "speculative"}
+        without = ask("/v1/throughput", plain)["continuous_batching"]["tokens_per_s"]
+        assert result.predicted == pytest.approx(with_it)
+        # ...which the three drafted tokens at MTP's 0.85 make about twice the plain one.
+        assert with_it > 1.5 * without
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("none", None),
+        ("", None),
+        ("MTP (num_nextn_predict_layers 3)", {"method": "mtp", "num_speculative_tokens": 3}),
+        ("EAGLE-3, 4 draft tokens", {"method": "eagle3", "num_speculative_tokens": 4}),
+        ("EAGLE", {"method": "eagle"}),
+        ("n-gram prompt lookup", {"method": "ngram"}),
+    ],
+)
+def test_a_row_s_speculation_is_read_as_the_request_s(text: str, spec: dict[str, Any] | None):
+    assert speculation_of({"spec_decoding": text}) == spec
+
+
+def test_a_speculation_method_the_service_does_not_model_is_skipped_saying_so():
+    with pytest.raises(Skip, match="Medusa"):
+        speculation_of({"spec_decoding": "Medusa heads"})
 
 
 def test_a_burst_is_an_offline_batch_with_the_runs_own_lengths(cases: list[Case]):

@@ -31,6 +31,20 @@ def test_gamma_cdf_matches_the_erlang_closed_forms():
         assert gamma_cdf(3.0, x) == pytest.approx(1 - math.exp(-x) * (1 + x + x * x / 2), rel=1e-9)
 
 
+def test_a_gamma_of_huge_shape_is_its_normal_limit_and_a_tiny_cv_a_fixed_length():
+    # A CV of 1e-9 is a shape of 1e18: x + 1 - shape rounds to 0 in the continued fraction
+    # (a fuzzed /v1/batch once answered 500). The mean of a gamma is shape x scale, its median
+    # is near it, and its sd sqrt(shape): P at the mean is about 1/2, one sd out about 0.84.
+    assert gamma_cdf(1e18, 1e18) == pytest.approx(0.5, abs=1e-6)
+    assert gamma_cdf(1e6, 1e6 + 1e3) == pytest.approx(0.8413, abs=1e-3)
+    # Either side of the switch the two methods agree.
+    edge = queueing.WILSON_HILFERTY_SHAPE
+    for z in (-3.0, -1.0, 0.0, 1.0, 2.5):
+        x = edge + z * math.sqrt(edge)
+        assert gamma_cdf(edge * (1 + 1e-12), x) == pytest.approx(gamma_cdf(edge, x), abs=1e-6)
+    assert queueing.length_nodes(100, 1e-9, queueing.GAMMA) == (100.0,) * queueing.LENGTH_NODES
+
+
 def test_erlang_c_of_two_servers_at_load_one_is_a_third():
     # M/M/2, a = 1: C = (a^2/2! x 2/(2-1)) / (1 + a + a^2/2! x 2/(2-1)) = 1 / 3.
     assert erlang_c(2, 1.0) == pytest.approx(1 / 3)
