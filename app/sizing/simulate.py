@@ -362,6 +362,11 @@ class _Engine:
         self.window_mixed_steps = 0
         self.window_mixed_s = 0.0
         self.until = math.inf
+        # A decode-only stretch's step terms that depend on the decodes alone, per count
+        # (_series_terms): a replica walks many stretches at few distinct batch sizes.
+        self.series_terms: dict[int, tuple[float, float, float, float, float]] = {}
+        # Windowed attention and speculation's drafter break the series: walked step by step.
+        self.step_by_step = steps.windowed or steps.speculative
 
     def queue_all(self) -> None:
         """Every request arrives now (an offline batch: `at_once`, no extra arrivals)."""
@@ -490,12 +495,6 @@ class _Engine:
             self.decode_ctx -= ctx
             self._finish(rid, ctx)
 
-    def _next_finish(self) -> int:
-        heap = self.heap
-        while heap[0][2] != self.epoch[heap[0][1]]:
-            heapq.heappop(heap)
-        return heap[0][0]
-
     def _itl_add(self, duration: float, tokens: float) -> None:
         b = int(math.log(duration) / _ITL_LOG_BIN)
         self.itl_bins[b] = self.itl_bins.get(b, 0.0) + tokens
@@ -524,7 +523,7 @@ class _Engine:
         kv_cap = self.kv_cap
         max_seqs = self.max_seqs
         computed, target, held = self.computed, self.target, self.held
-        waiting, running = self.waiting, self.running
+        waiting, running, heap = self.waiting, self.running, self.heap
         total_arrivals = self.total_arrivals
 
         def chunk_cost(c0: int, chunk: int) -> tuple[float, float]:
@@ -638,7 +637,8 @@ class _Engine:
                 self.decode_ctx += decodes
             for rid in done:
                 self._prefill_done(rid, start)
-            self._complete()
+            if heap and heap[0][0] <= self.g:
+                self._complete()
         return self
 
     def _step_s(self, decodes: int, p_tokens: int, p_flops: float, p_written: float) -> float:
@@ -654,20 +654,24 @@ class _Engine:
         step the KV holds, or (when the queue is empty) the step that starts after the next
         arrival. The current step's KV is already charged."""
         decodes = self.decodes
-        n_max = self._next_finish() - self.g
-        n_max = min(n_max, (self.kv_cap - self.kv_used) // decodes + 1)
-        horizon = math.inf
-        if not self.waiting and self.n_arrived < self.total_arrivals:
-            horizon = self.next_arrival - self.now
+        heap, epoch = self.heap, self.epoch
+        while heap[0][2] != epoch[heap[0][1]]:  # stale entries of preempted requests
+            heapq.heappop(heap)
+        n_max = heap[0][0] - self.g
+        kv_room = (self.kv_cap - self.kv_used) // decodes + 1
+        if kv_room < n_max:
+            n_max = kv_room
+        start = self.now
         # A fed replica stops at `until`, where the fleet reads its gauges and feeds it more.
-        horizon = min(horizon, self.until - self.now)
+        horizon = self.until - start
+        if not self.waiting and self.n_arrived < self.total_arrivals:
+            to_arrival = self.next_arrival - start
+            if to_arrival < horizon:
+                horizon = to_arrival
         # A blocked queue (max_num_seqs or KV) stays blocked until a completion: arrivals
         # just join it.
-        start = self.now
         in_window = self.window_lo <= start < self.window_hi
-        steps = self.steps
-        # Windowed attention and speculation's drafter break the series: step by step.
-        if steps.windowed or steps.speculative:
+        if self.step_by_step:
             n, total = self._walk_loop(n_max, horizon, in_window)
         else:
             n, total = self._walk_series(n_max, horizon, in_window)
@@ -705,12 +709,11 @@ class _Engine:
         self.work += n
         return n, total
 
-    def _walk_series(self, n_max: int, horizon: float, in_window: bool) -> tuple[int, float]:
-        """Step j of the stretch reads contexts summing to S0 + D j: its memory and compute
-        times are linear in j, the step is the larger, so durations form an arithmetic
-        series on each side of the one index where the two cross."""
-        steps, decodes = self.steps, self.decodes
-        attended0 = steps.layers * self.decode_ctx
+    def _series_terms(self, decodes: int) -> tuple[float, float, float, float, float]:
+        """What a decode-only step of `decodes` sequences costs apart from their contexts: its
+        weights' time, its linear layers' time, its fixed costs, and the growth a step of
+        its memory and compute times (each step adds `decodes` tokens of context)."""
+        steps = self.steps
         d_attended = steps.layers * decodes
         fixed = (
             steps.communication_fixed_s
@@ -719,43 +722,61 @@ class _Engine:
             + steps.sequence_overhead_s * decodes
             + steps.expert_overhead_s(decodes)
         )
-        m0 = steps.weights_s(decodes) + steps.kv_s_per_layer_token * attended0
-        m1 = steps.kv_s_per_layer_token * d_attended
-        c0 = steps.s_per_flop * (
-            decodes * steps.decode_flops_per_token + steps.attention_flops_per_layer_token * attended0
+        terms = (
+            steps.weights_s(decodes),
+            decodes * steps.decode_flops_per_token,
+            fixed,
+            steps.kv_s_per_layer_token * d_attended,
+            steps.s_per_flop * steps.attention_flops_per_layer_token * d_attended,
         )
-        c1 = steps.s_per_flop * steps.attention_flops_per_layer_token * d_attended
+        self.series_terms[decodes] = terms
+        return terms
+
+    def _walk_series(self, n_max: int, horizon: float, in_window: bool) -> tuple[int, float]:
+        """Step j of the stretch reads contexts summing to S0 + D j: its memory and compute
+        times are linear in j, the step is the larger, so durations form an arithmetic
+        series on each side of the one index where the two cross."""
+        steps, decodes = self.steps, self.decodes
+        terms = self.series_terms.get(decodes) or self._series_terms(decodes)
+        weights_s, linear_flops, fixed, m1, c1 = terms
+        attended0 = steps.layers * self.decode_ctx
+        m0 = weights_s + steps.kv_s_per_layer_token * attended0
+        c0 = steps.s_per_flop * (linear_flops + steps.attention_flops_per_layer_token * attended0)
         # Split [0, n_max) where the larger of memory and compute changes.
-        pieces: list[tuple[int, int, float, float]] = []
         memory_first = m0 >= c0
         cross = n_max
         if memory_first and c1 > m1:
             cross = min(n_max, math.floor((m0 - c0) / (c1 - m1)) + 1)
         elif not memory_first and m1 > c1:
             cross = min(n_max, math.floor((c0 - m0) / (m1 - c1)) + 1)
-        cross = max(cross, 1)
-        first = (m0, m1) if memory_first else (c0, c1)
-        second = (c0, c1) if memory_first else (m0, m1)
-        pieces.append((0, cross, first[0] + fixed, first[1]))
-        if cross < n_max:
-            pieces.append((cross, n_max, second[0] + fixed, second[1]))
-        total = 0.0
-        n = 0
-        for lo, hi, a, b in pieces:
-            count = hi - lo
-            base = a + b * lo  # duration of the piece's first step
-            if horizon - total <= 0:
-                break
-            q = _steps_to_reach(base, b, horizon - total)
-            q = min(q, count)
-            piece_s = q * base + b * q * (q - 1) / 2
-            if in_window and q:
-                self._itl_add_range(base, base + b * (q - 1), decodes * q)
-            total += piece_s
-            n += q
-            if q < count:
-                break
-        return n, total
+        if cross < 1:
+            cross = 1
+        if memory_first:
+            a, b, a2, b2 = m0 + fixed, m1, c0 + fixed, c1
+        else:
+            a, b, a2, b2 = c0 + fixed, c1, m0 + fixed, m1
+        # The first piece: steps [0, cross), its first step `a` long, growing `b` a step.
+        if horizon <= 0:
+            return 0, 0.0
+        q = _steps_to_reach(a, b, horizon)
+        if q > cross:
+            q = cross
+        total = q * a + b * q * (q - 1) / 2
+        if in_window and q:
+            self._itl_add_range(a, a + b * (q - 1), decodes * q)
+        if q < cross or cross >= n_max:
+            return q, total
+        # The second: steps [cross, n_max).
+        count = n_max - cross
+        base = a2 + b2 * cross
+        if horizon - total <= 0:
+            return q, total
+        q2 = _steps_to_reach(base, b2, horizon - total)
+        if q2 > count:
+            q2 = count
+        if in_window and q2:
+            self._itl_add_range(base, base + b2 * (q2 - 1), decodes * q2)
+        return q + q2, total + (q2 * base + b2 * q2 * (q2 - 1) / 2)
 
 
 # A fed replica never runs out of requests to wait for: the fleet says when to stop.
@@ -868,23 +889,22 @@ class FedReplica(_Engine):
 
 def _steps_to_reach(first_s: float, slope_s: float, horizon_s: float) -> int:
     """The fewest steps of durations first, first + slope, ... whose sum reaches horizon
-    (the step that starts at or after it is not taken); a large number if none is given."""
+    (the step that starts at or after it is not taken); a large number if none is given.
+    The sum of q steps is q first + slope q (q - 1) / 2: the root of its quadratic, then
+    whole steps either side of it (rounding)."""
     if horizon_s == math.inf:
         return 1 << 62
-
-    def total(q: int) -> float:
-        return q * first_s + slope_s * q * (q - 1) / 2
-
     if abs(slope_s) < 1e-300:
         q = math.ceil(horizon_s / first_s)
     else:
         b = first_s - slope_s / 2
         disc = b * b + 2 * slope_s * horizon_s
-        q = math.ceil((-b + math.sqrt(max(disc, 0.0))) / slope_s)
-    q = max(q, 1)
-    while q > 1 and total(q - 1) >= horizon_s:
+        q = math.ceil((-b + math.sqrt(disc if disc > 0.0 else 0.0)) / slope_s)
+    if q < 1:
+        q = 1
+    while q > 1 and (q - 1) * first_s + slope_s * (q - 1) * (q - 2) / 2 >= horizon_s:
         q -= 1
-    while total(q) < horizon_s:
+    while q * first_s + slope_s * q * (q - 1) / 2 < horizon_s:
         q += 1
     return q
 
