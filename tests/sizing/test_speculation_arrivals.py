@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.sizing import speculation, timing
 from app.sizing.queueing import ReplicaModel
@@ -126,3 +128,23 @@ def test_where_speculation_loses_the_replica_saturates_sooner() -> None:
     # While at a trickle it is faster.
     trickle = 1e-3 * spec.saturation_rate_per_s
     assert spec.mean_core(trickle).tpot_s < plain.mean_core(trickle).tpot_s
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    method=st.sampled_from([speculation.EAGLE, speculation.EAGLE3, speculation.MTP, speculation.NGRAM]),
+    k=st.integers(1, 8),
+    acceptance=st.floats(0.0, 0.95),
+    batch=st.integers(1, 256),
+    context=st.floats(16, 16_000),
+    model=st.sampled_from([LLAMA_31_8B, QWEN3_30B_A3B]),
+)
+def test_any_speculation_s_steps_of_one_token_sum_to_its_verification(method, k, acceptance, batch, context, model):
+    spec = speculation.speculation(method, k, acceptance)
+    w = work(model)
+    steps = speculative_steps(spec, w)
+    step = speculation.speculative_step(spec, w, H100, batch, context)
+    e = steps.tokens_per_step
+    assert e * steps.time_s(batch, batch * context) == pytest.approx(step.verify_s + step.draft_s, rel=1e-9)
+    # The step's prompt room and its decodes' k + 1 queries fill the verification's budget.
+    assert steps.prefill_room(2048, batch) * e + batch * (k + 1) == pytest.approx(2048)
