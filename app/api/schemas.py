@@ -505,7 +505,7 @@ class SpeculativeSchema(Schema):
     """Speculative decoding on every endpoint that times (GET: dotted,
     `speculative.method=eagle`); a left-out count or rate takes the method's published default
     (app/sizing/speculation.py). `auto` (/v1/fleet only): plan each option with and without
-    it and keep whichever needs fewer GPUs."""
+    it and keep the cheaper fleet."""
 
     method = fields.String(required=True, validate=validate.OneOf(speculation.METHODS))
     num_speculative_tokens = Integer(allow_none=True, validate=count(1, 16))

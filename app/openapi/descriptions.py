@@ -1434,7 +1434,7 @@ OVERRIDES: dict[str, dict[str, str]] = {
     },
     "SpeculationPlanned": {
         "auto": "Whether the request let the fleet search choose (speculative.auto).",
-        "used": "Whether the plan runs speculation (false where speculative.auto found it costs more GPUs).",
+        "used": "Whether the plan runs speculation (false where speculative.auto found the fleet cheaper without it).",
     },
     "SpeculativeStep": {
         "draft_ms": (

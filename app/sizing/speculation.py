@@ -74,7 +74,7 @@ class Speculation:
     acceptance_rate: float
     draft_model: str | None = None
     draft: ModelSpec | None = None
-    # A fleet may plan each option with or without it, whichever needs fewer GPUs.
+    # A fleet may plan each option with or without it, and keep the cheaper.
     auto: bool = False
 
 
