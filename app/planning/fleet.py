@@ -233,8 +233,10 @@ def speculative_config(spec: Speculation) -> dict[str, Any]:
     """vLLM's --speculative-config for the planned speculation."""
     config: dict[str, Any] = {}
     if spec.method == DRAFT_MODEL:
+        # The draft's repository where the catalog records one, else its catalog slug.
         draft = spec.draft
-        config["model"] = (draft.instruct_repo or draft.hf_repo if draft is not None else None) or spec.draft_model
+        repo = None if draft is None else draft.instruct_repo or draft.hf_repo
+        config["model"] = repo or spec.draft_model
     else:
         config["method"] = VLLM_METHODS[spec.method]
         if spec.method in (EAGLE, EAGLE3):

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.sizing.disaggregated import DISAGGREGATED, KvTransfer, UnitEstimate, pd_unit
+from app.sizing.disaggregated import DISAGGREGATED, KvTransfer, UnitEstimate, pd_unit, prefill_plan
 from app.sizing.errors import SizingError
 from app.sizing.fleet_plan import AGGREGATED, arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
@@ -291,8 +291,7 @@ def _pd_unit(
 ) -> dict[str, Any]:
     """topology=disaggregated: one prefill and one decode replica of the request's shape."""
     workload = request.workload
-    # A prefill replica decodes no token: it holds no drafter.
-    prefill_fit = plan_fit(model, gpu, replace(applied.inputs, output_tokens=1, speculative=None))
+    prefill_fit = plan_fit(model, gpu, prefill_plan(applied.inputs))
     seats = tuple(fit.inputs.max_num_seqs or fit.result.max_concurrency for fit in (prefill_fit, decode.fit))
     unit = pd_unit(model, prefill_fit, decode.fit, workload.arrivals, seats, request.network_gb_per_s)  # type: ignore[arg-type]
     rows = []

@@ -188,6 +188,12 @@ def _best(options: list[Option]) -> FleetPlan | None:
     return None
 
 
+def prefill_plan(plan: PlanInputs) -> PlanInputs:
+    """A prefill replica's inputs: each request leaves with its first token, so it decodes
+    nothing and holds no speculative drafter."""
+    return replace(plan, output_tokens=1, speculative=None)
+
+
 def plan_disaggregated(
     model: ModelSpec,
     gpus: Sequence[tuple[str, GpuSpec]],
@@ -244,8 +250,7 @@ def plan_disaggregated(
         ttft_slo_ms=None if budget_ms is None else max(budget_ms, 1e-3),
         arrivals=replace(no_e2e, output_tokens_cv=0.0),
     )
-    # A prefill replica decodes no token: it holds no drafter.
-    prefill_options = search(replace(plan, output_tokens=1, speculative=None), prefill_inputs)
+    prefill_options = search(prefill_plan(plan), prefill_inputs)
     prefill = _best(prefill_options)
     transfer = over_network
     if prefill is not None:

@@ -210,3 +210,18 @@ def test_fit_holds_the_drafter_s_weights_and_kv(client: FlaskClient) -> None:
     assert body["draft_kv_bytes_per_token"] == 131_072 // 32
     assert body["kv_bytes_per_token"] == plain["kv_bytes_per_token"] + 4096
     assert body["max_concurrency"] < plain["max_concurrency"]
+
+
+def test_a_draft_model_s_serve_line_names_its_repository(client: FlaskClient) -> None:
+    query = {
+        "model": "llama-3.1-70b",
+        "gpu": "h100-sxm",
+        "engine": "ideal",
+        "requests_per_day": 10_000,
+        "speculative.method": "draft_model",
+        "speculative.draft_model": "llama-3.1-8b",
+    }
+    body = client.get("/v1/fleet", query_string=query).get_json()
+    config = '{"model": "meta-llama/Llama-3.1-8B-Instruct", "num_speculative_tokens": 3}'
+    assert f"--speculative-config '{config}'" in body["vllm_command"]
+    assert body["speculative"]["method"] == "draft_model" and body["speculative"]["used"]
