@@ -36,7 +36,7 @@ from .errors import SizingError
 from .fleet_plan import FleetInputs, FleetPlan, plan_fleet, refine, targets
 from .plan import PlanInputs, plan_fit
 from .queueing import length_nodes
-from .simulate import GAMMA
+from .simulate import FIXED_LENGTH_CV, GAMMA
 from .specs import GpuSpec, ModelSpec
 
 LENGTH_BUCKETS = "length_buckets"
@@ -91,7 +91,7 @@ def derived_buckets(
 
 
 def _strata(mean: int, cv: float) -> tuple[int, ...]:
-    nodes = length_nodes(mean, cv, GAMMA, LENGTH_STRATA) if cv > 0 else (float(mean),)
+    nodes = length_nodes(mean, cv, GAMMA, LENGTH_STRATA) if cv >= FIXED_LENGTH_CV else (float(mean),)
     return tuple(max(1, round(node)) for node in nodes)
 
 

@@ -76,7 +76,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from .simulate import GAMMA, LOGNORMAL, Limits, Percentiles, Traffic
+from .simulate import FIXED_LENGTH_CV, GAMMA, LOGNORMAL, Limits, Percentiles, Traffic
 from .timing import StepModel
 
 TTFT_SLO = "ttft_slo"
@@ -161,8 +161,8 @@ class MaxRate:
 
 def length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODES) -> tuple[float, ...]:
     """Equal-weight nodes of an integer length distribution >= 1 (the simulator's): the
-    quantiles at the middles of n strata."""
-    if cv <= 0:
+    quantiles at the middles of n strata (one node, the mean, below FIXED_LENGTH_CV)."""
+    if cv < FIXED_LENGTH_CV:
         return (float(max(1, round(mean))),)
     nodes = []
     for i in range(n):
@@ -208,7 +208,7 @@ def _strata(mean: float, cv: float, distribution: str) -> list[tuple[float, floa
 
 
 def _length_cdf(mean: float, cv: float, distribution: str, x: float) -> float:
-    if cv <= 0:
+    if cv < FIXED_LENGTH_CV:
         return 1.0 if x >= mean else 0.0
     if distribution == LOGNORMAL:
         if x <= 0:
@@ -229,7 +229,7 @@ def total_length_quantile(
     (wide, wide_cv), (narrow, narrow_cv) = sorted(
         ((prompt_mean, prompt_cv), (output_mean, output_cv)), key=lambda m: m[0] * m[1], reverse=True
     )
-    strata = _strata(narrow, narrow_cv, distribution) if narrow_cv > 0 else [(narrow, 1.0)]
+    strata = _strata(narrow, narrow_cv, distribution) if narrow_cv >= FIXED_LENGTH_CV else [(narrow, 1.0)]
 
     def cdf(x: float) -> float:
         return sum(w * _length_cdf(wide, wide_cv, distribution, x - n) for n, w in strata)

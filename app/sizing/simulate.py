@@ -240,14 +240,19 @@ def pair_sampler(samples: Sequence[tuple[int, int]], rng: random.Random) -> tupl
     return prompt, lambda: max(1, drawn[0][1])
 
 
+# Below this coefficient of variation a length is fixed: it moves no length of under a million
+# tokens by a token, and 1 / cv² (the gamma's shape) would overflow long before cv reaches 0.
+FIXED_LENGTH_CV = 1e-6
+
+
 def length_sampler(mean: float, cv: float, distribution: str, rng: random.Random) -> Callable[[], int]:
     """Integer lengths >= 1 of the given mean and coefficient of variation: gamma (shape
-    1 / cv²) or lognormal, rounded; constant at cv 0."""
+    1 / cv²) or lognormal, rounded; constant below FIXED_LENGTH_CV."""
     if mean < 1:
         raise ValueError("mean length must be at least 1 token")
     if cv < 0:
         raise ValueError("cv must be >= 0")
-    if cv == 0:
+    if cv < FIXED_LENGTH_CV:
         fixed = max(1, round(mean))
         return lambda: fixed
     if distribution == LOGNORMAL:

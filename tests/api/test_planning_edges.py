@@ -71,3 +71,11 @@ def test_seed_on_start_off_leaves_an_empty_catalog_empty(tmp_path):
     assert runner.invoke(args=["seed", "--force"]).exit_code == 0
     assert app.test_client().get("/v1/models").get_json()["total"] >= 20
     app.extensions["fleet_sizer"]["engine"].dispose()
+
+
+def test_the_fuzzers_vanishing_spread_and_demand_plan_a_fleet_instead_of_a_500(client):
+    # schemathesis found it: an output CV of 5e-324 (its square is 0) on a ranking of the catalog.
+    body = {"requests_per_day": 5e-324, "pue": 3.29, "output_tokens_cv": 5e-324, "spare_replicas": 790}
+    response = client.post("/v1/fleet", json={**body, "model": "gemma-3-27b", "gpu": None})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["options"]

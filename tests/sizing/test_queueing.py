@@ -3,11 +3,12 @@ step-time model, and the whole against the simulator on a grid of models, GPUs, 
 burstiness at utilizations λ / λ_sat from 0.1 to 0.7 (bench/latency.py prints the same)."""
 
 import math
+import random
 import time
 
 import pytest
 
-from app.sizing import queueing, timing
+from app.sizing import queueing, simulate, timing
 from app.sizing.queueing import ReplicaModel, _gamma_quantile, erlang_c, gamma_cdf, total_length_quantile
 from app.sizing.simulate import Limits, Traffic, saturation_rate
 from bench import latency as bench
@@ -42,7 +43,21 @@ def test_a_gamma_of_huge_shape_is_its_normal_limit_and_a_tiny_cv_a_fixed_length(
     for z in (-3.0, -1.0, 0.0, 1.0, 2.5):
         x = edge + z * math.sqrt(edge)
         assert gamma_cdf(edge * (1 + 1e-12), x) == pytest.approx(gamma_cdf(edge, x), abs=1e-6)
-    assert queueing.length_nodes(100, 1e-9, queueing.GAMMA) == (100.0,) * queueing.LENGTH_NODES
+    assert queueing.length_nodes(100, 1e-9, queueing.GAMMA) == (100.0,)  # below FIXED_LENGTH_CV: fixed
+
+
+@pytest.mark.parametrize("cv", [5e-324, 1e-170, 1e-7])
+@pytest.mark.parametrize("distribution", [queueing.GAMMA, queueing.LOGNORMAL])
+def test_a_cv_whose_square_underflows_is_a_fixed_length(cv: float, distribution: str):
+    # A fuzzed /v1/fleet with output_tokens_cv 5e-324 answered 500: cv² is 0, 1 / cv² divides by
+    # zero. Below FIXED_LENGTH_CV a length moves by less than a token: it is the fixed one.
+    assert cv < simulate.FIXED_LENGTH_CV
+    assert queueing.length_nodes(300, cv, distribution) == (300.0,)
+    assert total_length_quantile(1000, cv, 300, cv, distribution, 0.999) == 1300
+    draw = simulate.length_sampler(300, cv, distribution, random.Random(0))
+    assert {draw() for _ in range(10)} == {300}
+    model = model_for(1000, 300, prompt_tokens_cv=cv, output_tokens_cv=cv, length_distribution=distribution)
+    assert model.output_nodes == (300.0,) and model.prompt_nodes == (1000.0,)
 
 
 def test_erlang_c_of_two_servers_at_load_one_is_a_third():
