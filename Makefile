@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 export PORT
 
-.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test lint typecheck clean chromium libreoffice spec mutation
+.PHONY: install install-dev migrate seed serve bench accuracy fit-engines cross-validate test unit lint typecheck clean chromium libreoffice spec mutation
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,11 @@ mutation: install-dev
 	  tried = s['killed'] + s['survived'] + s['timeout']; \
 	  print(f\"mutation: {s['killed']} of {tried} mutants killed ({s['killed'] / max(tried, 1):.1%}), \
 	  {s['survived']} survived, {s['timeout']} timed out, {s['no_tests']} without tests\")"
+
+# The sizing core and the planning services, no HTTP, no database server, no long simulation:
+# seconds, for the edit-test loop (`make test` runs everything).
+unit: install-dev
+	$(BIN)/python -m pytest tests/sizing tests/planning -q -m "not simulation and not slow and not postgres and not browser"
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -21,6 +21,10 @@ def seeded_app(tmp_path_factory: pytest.TempPathFactory, name: str, **config: An
     url = f"sqlite:///{tmp_path_factory.mktemp(name) / 'fleet.sqlite3'}"
     flask_app = create_app({"database_url": url, **config})
     flask_app.config["TESTING"] = True
+    if os.environ.get("GOLDEN_RECORD"):
+        from bench.golden import install_recorder
+
+        install_recorder(flask_app, os.environ["GOLDEN_RECORD"])
     runner = flask_app.test_cli_runner()
     for command in (["migrate"], ["seed"]):
         result = runner.invoke(args=command)

@@ -1,4 +1,4 @@
-"""Bearer tokens for catalog writes (OPERATIONS.md "Protect").
+"""Bearer tokens for catalog writes.
 
 Tokens come from API_TOKENS (app.config). With none configured the service is read-only:
 writes answer 403, since no credential could ever be right. A missing or wrong token is 401

@@ -1,5 +1,5 @@
 """/v1/calibrations: measured benchmark points and engine start-up logs in, fitted efficiencies
-and memory overhead out, stored for planning to use (app/planning/calibration.py).
+and memory overhead out, stored for planning to use (app/planning/calibration/basis.py).
 
 Writes need a bearer token (auth.py). A calibration is computed whole before anything is
 stored, and stored in one INSERT committed here: a refusal leaves nothing behind. Stored
@@ -14,12 +14,12 @@ from flask import Blueprint, Response, request, url_for
 from marshmallow import EXCLUDE, RAISE, Schema, ValidationError, fields, post_load, validate, validates_schema
 from sqlalchemy.orm import Session
 
-from app.calibration.fit import MAX_POINTS, METRICS, MeasuredPoint
-from app.calibration.startup_log import MAX_LOG_BYTES
 from app.catalog import calibrations as store
 from app.catalog.db import begin_write
 from app.catalog.models import SLUG_LENGTH, Calibration
-from app.planning.calibrations import calibration_row
+from app.planning.calibration.fit import MAX_POINTS, METRICS, MeasuredPoint
+from app.planning.calibration.startup_log import MAX_LOG_BYTES
+from app.planning.calibration.store import calibration_row
 
 from .auth import add_challenge, require_token
 from .catalog_schemas import DEFAULT_LIMIT, MAX_LIMIT, MAX_OFFSET

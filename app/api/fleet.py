@@ -1,12 +1,14 @@
-"""/v1/fleet: parse, plan (app/planning/fleet.py), render as JSON, CSV, a KEDA policy or a workbook."""
+"""/v1/fleet: parse, plan (app/planning/fleet/, one planner per layout), render as JSON, CSV,
+a KEDA policy or a workbook."""
 
 from __future__ import annotations
 
 import yaml
 from flask import Blueprint, Response, current_app, request
 
-from app.planning import fleet as service
-from app.planning import fleets
+from app.planning import deployment
+from app.planning import fleet as planner
+from app.planning.fleet.answer import NO_OPTION, FleetAnswer
 from app.planning.requests import FleetRequest
 
 from . import workbook
@@ -34,7 +36,7 @@ def fleet() -> Response:
         if request.method in QUERY_METHODS and name in request.args:
             raise ApiError(422, f"{name} is POST only: {what} has no query form", {name: ["POST only"]})
     fleet_request = parse(PLANNING_BY_PATH["/v1/fleet"].schema)
-    answer = fleets.fleet(fleet_request, context())
+    answer = planner.plan(fleet_request, context())
     if request.args.get("format", "").lower() == XLSX_FORMAT:
         return spreadsheet(answer, fleet_request)
     if request.args.get("format", "").lower() == "keda":
@@ -42,16 +44,16 @@ def fleet() -> Response:
             message = "a plan of several pools scales each on signals of its own: format=keda is not offered"
             raise ApiError(422, message, {answer.pools_from: [message]})
         if answer.chosen is None:
-            raise ApiError(422, service.NO_OPTION + ": nothing to scale", {"gpu": [service.NO_OPTION]})
-        policy = service.keda_scaled_object(answer.chosen, answer.model_label, fleet_request)
+            raise ApiError(422, NO_OPTION + ": nothing to scale", {"gpu": [NO_OPTION]})
+        policy = deployment.keda_scaled_object(answer.chosen, answer.model_label, fleet_request)
         return current_app.response_class(yaml.safe_dump(policy, sort_keys=False), mimetype=YAML)
     return respond(answer.body, rows=answer.rows)
 
 
-def spreadsheet(answer: service.FleetAnswer, fleet_request: FleetRequest) -> Response:
+def spreadsheet(answer: FleetAnswer, fleet_request: FleetRequest) -> Response:
     """format=xlsx: the plan as a workbook of live formulas over its inputs (app/api/workbook.py)."""
     if answer.body.get("gpus_total") is None:
-        raise ApiError(422, service.NO_OPTION + ": nothing to put in a workbook", {"gpu": [service.NO_OPTION]})
+        raise ApiError(422, NO_OPTION + ": nothing to put in a workbook", {"gpu": [NO_OPTION]})
     response = current_app.response_class(workbook.workbook(answer, fleet_request), mimetype=workbook.XLSX)
     response.headers["Content-Disposition"] = 'attachment; filename="fleet.xlsx"'
     return response

@@ -13,6 +13,7 @@ from .lookup import context
 from .render import respond
 from .requests import parse
 from .schemas import PLANNING_BY_PATH
+from .wire import dump
 
 bp = Blueprint("planning", __name__, url_prefix="/v1")
 
@@ -33,13 +34,13 @@ def throughput() -> Response:
 @bp.route("/cost", methods=["GET", "POST"])
 def cost() -> Response:
     """Cost per million output tokens and per month, from tokens/s or from a throughput plan."""
-    return respond(replica.cost(parse(PLANNING_BY_PATH["/v1/cost"].schema), context()))
+    return respond(dump(replica.cost(parse(PLANNING_BY_PATH["/v1/cost"].schema), context())))
 
 
 @bp.route("/roofline", methods=["GET", "POST"])
 def roofline() -> Response:
     """Arithmetic intensity, attainable FLOP/s and time of one GEMM (seed 004's roofline)."""
-    return respond(replica.roofline(parse(PLANNING_BY_PATH["/v1/roofline"].schema), context()))
+    return respond(dump(replica.roofline(parse(PLANNING_BY_PATH["/v1/roofline"].schema), context())))
 
 
 @bp.route("/latency", methods=["GET", "POST"])

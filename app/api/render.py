@@ -126,11 +126,20 @@ def respond(body: Mapping[str, Any], rows: Sequence[Mapping[str, Any]] | None = 
         response = current_app.response_class(csv_text(rows), status=status, mimetype=CSV)
         response.headers["Content-Type"] = "text/csv; charset=utf-8"
     else:
-        response = current_app.response_class(json.dumps(finite(body)), status=status, mimetype=JSON)
+        response = current_app.response_class(_json(body), status=status, mimetype=JSON)
     if _format_asked() is None:
         # Accept chose the format: a shared cache must not hand this answer to another Accept.
         response.vary.add("Accept")
     return response
+
+
+def _json(body: Mapping[str, Any]) -> str:
+    """The body as JSON, every non-finite float null. Most answers hold none: the encoder's
+    own refusal of one is the check, and only then is the body walked."""
+    try:
+        return json.dumps(body, allow_nan=False)
+    except ValueError:
+        return json.dumps(finite(body))
 
 
 def finite(value: Any) -> Any:

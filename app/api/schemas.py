@@ -38,10 +38,10 @@ from app.planning.requests import (
     Workload,
 )
 from app.sizing import architectures, speculation
-from app.sizing.disaggregated import DISAGGREGATED, TOPOLOGIES
+from app.sizing.disaggregated import TOPOLOGIES
 from app.sizing.engine import IDEAL
 from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
-from app.sizing.fleet_plan import AGGREGATED, MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
+from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
 from app.sizing.mix import SHARE_TOLERANCE, LengthBucket
 from app.sizing.plan import AVERAGE, FULL, PlanInputs
@@ -68,6 +68,7 @@ from app.sizing.specs import (
     mig_profile_problems,
     model_defaults,
 )
+from app.sizing.vocabulary import FleetLayout, LatencyMode
 
 PRECISION_NAMES = tuple(PRECISIONS)
 # Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
@@ -284,7 +285,7 @@ def _amount_of(maximum: float) -> fields.Float:
 
 
 class PriceFiguresSchema(Schema):
-    """A GPU's prices and power, per whole card (API.md `prices`): what a request may override
+    """A GPU's prices and power, per whole card (`prices`): what a request may override
     and the catalog stores (each null when not known)."""
 
     class Meta:
@@ -536,7 +537,7 @@ class SpeculativeSchema(Schema):
 
 
 class FitSchema(Schema):
-    """Inputs of /v1/fit (API.md)."""
+    """Inputs of /v1/fit."""
 
     model = SlugOrInline(InlineModelSchema, required=True)
     gpu = SlugOrInline(InlineGpuSchema, required=True)
@@ -699,7 +700,7 @@ class RooflineSchema(Schema):
 
 ARRIVALS = ("poisson", "gamma")
 SLO_PERCENTILES = (50, 90, 95, 99)
-MODES = ("analytic", "simulate")
+MODES = tuple(LatencyMode)
 MAX_SWEEP_RATES = 64
 # Requests x rates one simulate answer may take (about 20 us a request here: some 4 s).
 MAX_SIMULATED_REQUESTS = 200_000
@@ -778,7 +779,7 @@ class WorkloadSchema(LengthSpreadSchema):
         if data.get("arrival") == "poisson" and data.get("burstiness") not in (None, 1, 1.0):
             raise ValidationError({"burstiness": ["needs arrival=gamma (Poisson arrivals have burstiness 1)"]})
         samples = data.get("length_samples")
-        if samples and data.get("mode") != "simulate":
+        if samples and data.get("mode") != LatencyMode.SIMULATE:
             raise ValidationError({"length_samples": ["the simulator draws them: give mode=simulate"]})
         too_long = next((i for i, (_, output) in enumerate(samples or ()) if output > MAX_OUTPUT_TOKENS), None)
         if too_long is not None:
@@ -802,13 +803,13 @@ class WorkloadSchema(LengthSpreadSchema):
 class SimulationSchema(Schema):
     """How to evaluate the arrivals: the analytic model, or the simulator with its seed and size."""
 
-    mode = fields.String(load_default="analytic", validate=validate.OneOf(MODES))
+    mode = fields.String(load_default=LatencyMode.ANALYTIC, validate=validate.OneOf(MODES))
     seed = Integer(load_default=0, validate=count(0, 2**31 - 1))
     requests = Integer(load_default=DEFAULT_REQUESTS, validate=count(1_000, MAX_REQUESTS))
 
     @staticmethod
     def simulation(data: dict[str, Any]) -> Simulation | None:
-        return Simulation(data["seed"], data["requests"]) if data["mode"] == "simulate" else None
+        return Simulation(data["seed"], data["requests"]) if data["mode"] == LatencyMode.SIMULATE else None
 
 
 class PeriodSchema(Schema):
@@ -852,7 +853,7 @@ class MixSchema(Schema):
             raise ValidationError({"gpu": ["a mixed fleet chooses among `gpus` (or the whole catalog): not with gpu"]})
         for name in ("topology", "per_replica_tokens_per_s", "tensor_parallel", "mig_profile"):
             value = data.get(name)
-            if value is not None and value != AGGREGATED:
+            if value is not None and value != FleetLayout.AGGREGATED:
                 raise ValidationError({name: ["not offered with mix=true: each kind's is searched"]})
 
 
@@ -860,12 +861,12 @@ class TopologySchema(Schema):
     """How a deployment serves requests: one kind of replica, or prefill and decode pools with
     the prompt's KV moved between them over the network (or NVLink inside a node)."""
 
-    topology = fields.String(load_default=AGGREGATED, validate=validate.OneOf(TOPOLOGIES))
+    topology = fields.String(load_default=FleetLayout.AGGREGATED, validate=validate.OneOf(TOPOLOGIES))
     network_gb_per_s = fields.Float(allow_none=True, validate=positive(1e5))
 
     @validates_schema
     def _topology(self, data: dict[str, Any], **_: Any) -> None:
-        if data.get("topology") != DISAGGREGATED:
+        if data.get("topology") != FleetLayout.DISAGGREGATED:
             return
         if data.get("engine") == IDEAL:
             message = "a disaggregated topology needs a serving engine that runs one (vllm, sglang or trtllm)"
@@ -941,7 +942,7 @@ class FinanceSchema(Schema):
                 errors[other] = [f"required with {name}: a hosted API prices both"]
         if optimize:
             errors.update(_horizon_errors(data))
-        pools = "mix" if data.get("mix") else "topology" if data.get("topology") == DISAGGREGATED else None
+        pools = "mix" if data.get("mix") else "topology" if data.get("topology") == FleetLayout.DISAGGREGATED else None
         for name in ("ownership", "api_price_per_million_input_tokens_usd"):
             if data.get(name) is not None and pools is not None:
                 errors[name] = [f"not offered with {pools} yet: it plans one kind of replica"]
@@ -1072,10 +1073,9 @@ class FleetSchema(ThroughputSchema, WorkloadSchema, SimulationSchema, TopologySc
             scale_to_zero=data["scale_to_zero"],
             simulation=self.simulation(data),
             given=given,
-            topology=data["topology"],
+            layout=FleetLayout.of(data["topology"], data["mix"]),
             network_gb_per_s=data.get("network_gb_per_s"),
             gpus=_gpu_choices(data.get("gpus")),
-            mix=data["mix"],
             length_buckets=_buckets(data.get("length_buckets")),
             finance=self.finance(data),
         )
@@ -1131,11 +1131,14 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, Topology
             message = "give exactly one of request_rate and sweep_rates"
             raise ValidationError({"request_rate": [message], "sweep_rates": [message]})
         rates = len(data.get("sweep_rates") or ()) or 1
-        if data.get("mode") == "simulate" and rates * data.get("requests", DEFAULT_REQUESTS) > MAX_SIMULATED_REQUESTS:
+        if (
+            data.get("mode") == LatencyMode.SIMULATE
+            and rates * data.get("requests", DEFAULT_REQUESTS) > MAX_SIMULATED_REQUESTS
+        ):
             # What keeps one answer within a few seconds of a worker (gunicorn's timeout is 30 s).
             message = f"at most {MAX_SIMULATED_REQUESTS} simulated requests over all rates: fewer requests or rates"
             raise ValidationError({"requests": [message]})
-        if data.get("mode") == "simulate" and data.get("topology") == DISAGGREGATED:
+        if data.get("mode") == LatencyMode.SIMULATE and data.get("topology") == FleetLayout.DISAGGREGATED:
             message = "a P/D unit is analytic here; /v1/fleet?topology=disaggregated&mode=simulate simulates each pool"
             raise ValidationError({"mode": [message]})
 
@@ -1150,7 +1153,7 @@ class LatencySchema(ThroughputSchema, WorkloadSchema, SimulationSchema, Topology
             rates=rates,
             simulation=self.simulation(data),
             given=given,
-            topology=data["topology"],
+            topology=FleetLayout(data["topology"]),
             network_gb_per_s=data.get("network_gb_per_s"),
         )
 

@@ -24,9 +24,10 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
-from app.planning.fleet import FleetAnswer
+from app.planning.fleet.answer import FleetAnswer
 from app.planning.requests import FleetRequest
 from app.sizing.cost import HOURS_PER_MONTH
+from app.sizing.vocabulary import FleetLayout
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
@@ -140,9 +141,9 @@ def workbook(answer: FleetAnswer, request: FleetRequest) -> bytes:
     for name, label, value, unit, money in given:
         inputs.put(name, label, value, unit, given=True, money=money)
         inputs.name(name, name)
-    if answer.pools_from == "topology":
+    if answer.layout == FleetLayout.DISAGGREGATED:
         _disaggregated(book, body)
-    elif answer.pools_from == "mix":
+    elif answer.layout == FleetLayout.MIXED:
         _mix(book, body)
     elif answer.chosen is not None:
         _aggregated(book, inputs, body, request)

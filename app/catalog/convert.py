@@ -1,4 +1,4 @@
-"""Catalog rows to the sizing core's specs, and to the public JSON shape of API.md.
+"""Catalog rows to the sizing core's specs, and to their public JSON shape.
 
 The only place that knows both the column layout and the outside shapes, so renaming a
 column touches this file and the migration, nothing else.
@@ -27,7 +27,7 @@ from app.catalog.models import MigProfile as MigProfileRow
 from app.sizing.engine import EngineProfile, KernelEfficiency, Uncertainty
 from app.sizing.specs import GpuPrices, GpuSpec, MigProfile, ModelSpec
 
-# Public model fields: every column in API.md order, then the ETag. All are plain columns.
+# Public model fields: every column in the API's order, then the ETag. All are plain columns.
 MODEL_PUBLIC_FIELDS = (*MODEL_COLUMNS, "version")
 # The GPU columns a document holds as they are (peaks and interconnect are nested objects).
 GPU_PLAIN_COLUMNS = tuple(

@@ -59,7 +59,7 @@ NAME_LENGTH = 200
 ENGINE_NAME_LENGTH = 32
 ENGINE_VERSION_LENGTH = 64
 ARCHITECTURE_LENGTH = 32
-# Slugs are URL path segments and stable identifiers (API.md): `llama-3.1-8b`, `h100-sxm`.
+# Slugs are URL path segments and stable identifiers: `llama-3.1-8b`, `h100-sxm`.
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9.-]*$"
 PRICE_DATE_PATTERN = r"^\d{4}-(0[1-9]|1[0-2])$"
 VENDORS = ("nvidia", "amd")
@@ -489,7 +489,7 @@ class Calibration(Base):
     """Measurements of one model on one GPU (or MIG slice) and what was fitted to them.
 
     Keyed by slug, not by foreign key: planning matches calibrations by the slugs a request
-    names (API.md keeps slugs stable once published), a MIG profile is a name and not a row of
+    names (a published slug stays stable), a MIG profile is a name and not a row of
     its own, and a measurement is a record of what was run: deleting or re-importing a catalog
     entry neither destroys it (a cascade) nor is refused because of it (a restrict). Rows are
     never updated, only inserted and deleted; ids are never reused (AUTOINCREMENT on SQLite, a

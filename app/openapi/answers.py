@@ -1,5 +1,7 @@
-"""The answers' shapes, declared once: marshmallow schemas used only to document what the
-views render (nothing loads or dumps with them). app.openapi.generator writes each class
+"""The answers' shapes, declared once: marshmallow schemas that document what the views render
+and, for the answers typed in app/planning/answers.py, write them (app/api/wire.py compiles
+each into a plain function; WRITERS below says which schema writes which type; the others
+only document a dict their service builds). app.openapi.generator writes each class
 below as a component of the same name: `required=True` marks a key every answer carries,
 `allow_none=True` a value that may be null, a base class that is itself a component becomes
 `allOf` (ThroughputResponse is FitResponse and its own fields), and a private base class
@@ -18,29 +20,41 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import RAISE, Schema, fields, validate
+from marshmallow import RAISE, Schema, class_registry, fields, validate
 
 from app.api import catalog_schemas
 from app.api.schemas import PeakSchema
 from app.catalog import models as tables
-from app.sizing import disaggregated, fleet, procurement
+from app.planning import answers as typed
+from app.sizing import disaggregated, procurement
 from app.sizing.triggers import SIGNALS
+from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, RooflineBound
 
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
-BOUND_BY = (
-    "tpot_slo",
-    "ttft_slo",
-    "e2e_slo",
-    "kv_capacity",
-    "max_batched_tokens",
-    "max_num_seqs",
-    "saturation",
-    "measured",
-)
-BOUNDS = ("memory", "compute")
-# What a ranked option's cost is a lower bound from (fleet.py).
-CAPACITY_BOUNDS = (fleet.MINIMUM_FLEET_BOUND, fleet.SATURATION_BOUND, fleet.MEAN_BOUND)
+BOUND_BY = tuple(Binding)
+
+BOUNDS = tuple(RooflineBound)
+# What a ranked option's cost is a lower bound from (app/sizing/fleet_plan.py's ranking).
+CAPACITY_BOUNDS = tuple(CapacityBound)
+
+
+class Scaled(fields.Float):
+    """A figure held in SI units, written multiplied by `factor` (seconds as milliseconds:
+    1e3), or divided by it with `divide` (FLOP/s as TFLOP/s: 1e12)."""
+
+    def __init__(self, factor: float, *, divide: bool = False, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.factor = factor
+        self.divide = divide
+
+    def convert(self, value: float | None) -> float | None:
+        if value is None:
+            return None
+        return value / self.factor if self.divide else value * self.factor
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> float | None:
+        return self.convert(value)
 
 
 def page(item: str, name: str | None = None) -> type[Schema]:
@@ -265,6 +279,7 @@ SweepRow = Schema.from_dict(
 
 
 class CostResponse(Schema):
+    engine = fields.String(allow_none=True)
     price_per_gpu_hour_usd = fields.Float(required=True, allow_none=True)
     gpus = fields.Float(required=True)
     tokens_per_s = fields.Float(required=True, allow_none=True)
@@ -278,7 +293,6 @@ class CostResponse(Schema):
     cost_per_million_output_tokens_usd = fields.Float(required=True, allow_none=True)
     basis = fields.String(required=True, validate=validate.OneOf(PLAN_BASES))
     calibration = fields.Nested("PlanCalibration", required=True, allow_none=True)
-    engine = fields.String(allow_none=True)
 
 
 class RooflineResponse(Schema):
@@ -289,9 +303,9 @@ class RooflineResponse(Schema):
     bytes_moved = fields.Float(required=True, allow_none=True)
     arithmetic_intensity = fields.Float(required=True, allow_none=True)
     ridge_flops_per_byte = fields.Float(required=True, allow_none=True)
-    attainable_tflops = fields.Float(required=True, allow_none=True)
+    attainable_tflops = Scaled(1e12, divide=True, attribute="attainable_flops_per_s", required=True, allow_none=True)
     percent_of_peak = fields.Float(required=True, allow_none=True)
-    time_us = fields.Float(required=True, allow_none=True)
+    time_us = Scaled(1e6, attribute="time_s", required=True, allow_none=True)
     bound = fields.String(required=True, validate=validate.OneOf(BOUNDS))
 
 
@@ -350,7 +364,7 @@ class _SimulatedReplica(_EngineFigures):
 
 
 class LatencyResponse(_SimulatedReplica):
-    mode = fields.String(required=True, validate=validate.OneOf(("analytic", "simulate")))
+    mode = fields.String(required=True, validate=validate.OneOf(tuple(LatencyMode)))
     arrival = fields.String(required=True, validate=validate.OneOf(("poisson", "gamma")))
     burstiness = fields.Float(required=True)
     saturation_rate = fields.Float(required=True)
@@ -1215,3 +1229,17 @@ COMPONENTS: tuple[type[Schema], ...] = (
     CalibrationLogSummary,
     CalibrationList,
 )
+
+
+# Nested fields name components by string; those made by Schema.from_dict are not in
+# marshmallow's registry unless put there, and a schema that writes must find them.
+for _component in COMPONENTS:
+    class_registry.register(_component.__name__, _component)
+
+# The typed answers (app/planning/answers.py) and the schemas that write them (app/api/wire.py).
+WRITERS: dict[type, type[Schema]] = {
+    typed.CostAnswer: CostResponse,
+    typed.RooflineAnswer: RooflineResponse,
+    typed.CalibrationUsed: PlanCalibration,
+    typed.CalibrationEngine: CalibrationEngine,
+}

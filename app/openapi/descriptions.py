@@ -2314,7 +2314,7 @@ SCHEMAS: dict[str, str] = {
     ),
     "CostResponse": "What the GPUs cost per hour and month, and per million output tokens.",
     "Engine": (
-        "A serving engine's profile (MODEL.md section 6): how it sizes its KV cache, what it reserves, its default "
+        "A serving engine's profile: how it sizes its KV cache, what it reserves, its default "
         "settings, its per-step overheads and its kernel efficiencies per GPU generation. Memory in GiB (2^30 "
         "bytes) per GPU."
     ),

@@ -10,6 +10,7 @@ and every mapping in declaration order.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -158,10 +159,12 @@ def answer_object(cls: type[Schema], written: dict[str, Any]) -> dict[str, Any]:
         name: {**field_schema(field, naming), **_own_description(component, name, described)}
         for name, field in own.items()
     }
-    extends = ref(base.__name__) if base else None
-    if component in answers.EXTENDS:
-        extends = ref(answers.EXTENDS[component])
     closed = cls.Meta is not Schema.Meta and getattr(cls.Meta, "unknown", None) == RAISE
+    if component in answers.EXTENDS:
+        # A catalog document's answer: one flat object of the document's fields as the answer
+        # types them (client generators cannot merge an allOf whose parts type a field apart).
+        return _with_prose(component, _flat_object(written[answers.EXTENDS[component]], body, closed))
+    extends = ref(base.__name__) if base else None
     if extends is None:
         if closed:
             body["additionalProperties"] = False
@@ -170,6 +173,23 @@ def answer_object(cls: type[Schema], written: dict[str, Any]) -> dict[str, Any]:
     if closed:
         out["unevaluatedProperties"] = False
     return _with_prose(component, out)
+
+
+def _flat_object(document: dict[str, Any], own: dict[str, Any], closed: bool) -> dict[str, Any]:
+    """`document`'s properties with `own`'s over them (a field `own` types again keeps the
+    document's description unless it brings its own), and `own`'s required fields."""
+    documented = document.get("properties", {})
+    properties = dict(documented)
+    for name, schema in own.get("properties", {}).items():
+        prose = {"description": documented[name]["description"]} if "description" in documented.get(name, {}) else {}
+        properties[name] = {**schema, **prose} if "description" not in schema else schema
+    out: dict[str, Any] = {"type": "object"}
+    if own.get("required"):
+        out["required"] = own["required"]
+    out["properties"] = properties
+    if closed:
+        out["additionalProperties"] = False
+    return out
 
 
 def _own_description(component: str, name: str, described: set[str]) -> dict[str, str]:
@@ -200,13 +220,12 @@ def catalog_components(prefix: str, create: type[Schema], replace: type[Schema],
             }
         return body
 
-    out[f"{prefix}Create"] = _with_prose(
-        f"{prefix}Create", {"allOf": [ref(document), part(writes, True)], "unevaluatedProperties": False}
-    )
-    out[f"{prefix}Replace"] = _with_prose(
-        f"{prefix}Replace", {"allOf": [ref(document), part(replace(), False)], "unevaluatedProperties": False}
-    )
-    out[f"{prefix}Patch"] = _with_prose(f"{prefix}Patch", {"allOf": [ref(document)], "unevaluatedProperties": False})
+    # Each body one flat, closed object of the document's fields (no allOf: client generators
+    # merge its parts badly, and a closed allOf needs unevaluatedProperties, which few read).
+    documented = out[document]
+    out[f"{prefix}Create"] = _with_prose(f"{prefix}Create", _flat_object(documented, part(writes, True), True))
+    out[f"{prefix}Replace"] = _with_prose(f"{prefix}Replace", _flat_object(documented, part(replace(), False), True))
+    out[f"{prefix}Patch"] = _with_prose(f"{prefix}Patch", _flat_object(documented, {}, True))
     return out
 
 
@@ -439,10 +458,22 @@ _Dumper.add_representer(dict, _represent_dict)
 _Dumper.add_representer(list, _represent_list)
 
 
+def _plain(value: Any) -> Any:
+    """The document with every vocabulary member (a StrEnum) as the plain string it stands for:
+    YAML's safe dumper knows no str subclass, and the flow-style rule measures repr()."""
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, StrEnum):
+        return str(value)
+    return value
+
+
 def render(document: dict[str, Any] | None = None) -> str:
     """openapi.yaml's text, byte for byte."""
     text: str = yaml.dump(
-        build() if document is None else document,
+        _plain(build() if document is None else document),
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,

@@ -989,15 +989,27 @@ TRACES = Operation(
     errors=("TraceTooLarge", "UnsupportedMediaType", "InvalidTrace"),
     description="Reads the log as it streams in (CSV or JSON lines, told apart by `log_format`, the Content-Type "
     "(`text/csv`; `application/x-ndjson`, `application/jsonl`, `application/json-lines`, "
-    "`application/x-jsonlines`) or else the first character, `{` for JSON lines) and answers the rate "
+    "`application/x-jsonlines`) or else (`application/octet-stream`, `text/plain`, none) the first character, "
+    "`{` for JSON lines) and answers the rate "
     "(`requests_per_day`), the busiest hour's over it (`peak_to_average`), hourly `periods` (each usable as a "
     "/v1/fleet `forecast` period), the gamma shape of inter-arrival times within hours (`burstiness`), the "
     "lengths' mean, cv, p50, p90 and p99, `length_buckets` for a mixed fleet, `prefix_cache_hit_rate` from "
     "`cached_tokens`, and `fleet_request`: a /v1/fleet body for this traffic.",
     parameters=("format",),
     query=(TraceQuery, "trace_"),
-    # application/jsonl, application/json-lines and application/x-jsonlines are read as JSON lines too.
-    body_media={"text/csv": _LOG_TEXT, "application/x-ndjson": {"schema": {"type": "string"}}},
+    # application/jsonl, application/json-lines and application/x-jsonlines are read as JSON lines too;
+    # raw bytes (what client generators send a file as) are told apart by their first character.
+    body_media={
+        "text/csv": _LOG_TEXT,
+        "application/x-ndjson": {"schema": {"type": "string"}},
+        "application/octet-stream": {
+            "schema": {
+                "type": "string",
+                "format": "binary",
+                "description": "The log as bytes, CSV or JSON lines: `log_format` or its first character tells.",
+            }
+        },
+    },
 )
 
 OPERATIONS: tuple[Operation, ...] = (

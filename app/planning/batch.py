@@ -23,7 +23,7 @@ from app.sizing.fleet_plan import Arrivals
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, plan_fit
 from app.sizing.simulate import BurstResult, WorkLimitExceeded, burst
 
-from .calibration import Applied, apply, basis
+from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest
 from .latency import Replica, replica, spread_ms

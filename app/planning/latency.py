@@ -16,11 +16,11 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from app.sizing.disaggregated import DISAGGREGATED, KvTransfer, UnitEstimate, pd_unit, prefill_plan
+from app.sizing.disaggregated import KvTransfer, UnitEstimate, pd_unit, prefill_plan
 from app.sizing.errors import SizingError
-from app.sizing.fleet_plan import AGGREGATED, arrival_model, slos_s
+from app.sizing.fleet_plan import arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
-from app.sizing.queueing import E2E_SLO, KV_CAPACITY, SATURATION, TPOT_SLO, TTFT_SLO, LatencyEstimate, ReplicaModel
+from app.sizing.queueing import LatencyEstimate, ReplicaModel
 from app.sizing.simulate import (
     SATURATION_REQUESTS,
     Percentiles,
@@ -30,14 +30,13 @@ from app.sizing.simulate import (
     simulate,
 )
 from app.sizing.specs import GpuSpec, ModelSpec
+from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode
 
 from . import work
-from .calibration import Applied, apply, basis
+from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .replica import engine_fields, planned_speculation, with_engine
 from .requests import LatencyRequest, Workload
-
-SIMULATE = "simulate"
 
 
 @dataclass(frozen=True)
@@ -84,11 +83,11 @@ def spread_ms(p: Percentiles, stable: bool = True) -> dict[str, float | None]:
     return {"mean": ms(p.mean), "p50": ms(p.p50), "p90": ms(p.p90), "p95": ms(p.p95), "p99": ms(p.p99)}
 
 
-def _missed(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percentiles) -> str | None:
+def _missed(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percentiles) -> Binding | None:
     """The first SLO given that the figures miss at the workload's percentile, or None."""
     percentile = workload.arrivals.slo_percentile
-    checks = ((workload.ttft_slo_ms, ttft, TTFT_SLO), (workload.tpot_slo_ms, tpot, TPOT_SLO))
-    for slo, observed, name in (*checks, (workload.arrivals.e2e_slo_ms, e2e, E2E_SLO)):
+    checks = ((workload.ttft_slo_ms, ttft, Binding.TTFT_SLO), (workload.tpot_slo_ms, tpot, Binding.TPOT_SLO))
+    for slo, observed, name in (*checks, (workload.arrivals.e2e_slo_ms, e2e, Binding.E2E_SLO)):
         if slo is not None and not observed.at(percentile) * MS <= slo:  # NaN misses too
             return name
     return None
@@ -153,7 +152,7 @@ class Capacity:
     whether any rate meets them."""
 
     rate_per_s: float
-    bound_by: str
+    bound_by: Binding
     meets_slo: bool
 
 
@@ -163,19 +162,19 @@ SIMULATED_BISECTIONS = 8
 CAPACITY_REQUESTS = 10_000
 
 
-def _failing(result: SimulationResult, workload: Workload) -> str | None:
+def _failing(result: SimulationResult, workload: Workload) -> Binding | None:
     """What a simulated rate misses first, or None when it meets every SLO given."""
     if not result.stable:
-        return SATURATION
+        return Binding.SATURATION
     if result.preemptions:
-        return KV_CAPACITY
+        return Binding.KV_CAPACITY
     return _missed(workload, result.ttft_s, result.tpot_s, result.e2e_s)
 
 
 def simulated_capacity(shape: Replica, workload: Workload, seed: int, requests: int, saturation: float) -> Capacity:
     """`max_request_rate` by bisection on simulations (the same seed at every rate: common
     random numbers, so the comparison between rates is not noise)."""
-    lo, hi, reason = 0.0, saturation, SATURATION
+    lo, hi, reason = 0.0, saturation, Binding.SATURATION
     for _ in range(SIMULATED_BISECTIONS):
         mid = (lo + hi) / 2
         result = shape.simulate(mid, seed, min(requests, CAPACITY_REQUESTS), saturation)
@@ -195,7 +194,7 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
     applied = apply(context, request.model, request.gpu, inputs, request.given)
     workload = request.workload
     shape = replica(plan_fit(model, gpu, applied.inputs), workload)
-    if request.topology == DISAGGREGATED:
+    if request.topology == FleetLayout.DISAGGREGATED:
         return _pd_unit(request, shape, model, gpu, model_label, gpu_label, applied, context.notes)
     analytic = shape.model
     simulation = request.simulation
@@ -249,7 +248,7 @@ def _body(
         "model": model_label,
         "gpu": gpu_label,
         "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "mode": "analytic" if request.simulation is None else SIMULATE,
+        "mode": LatencyMode.ANALYTIC if request.simulation is None else LatencyMode.SIMULATE,
         "tensor_parallel": fitted.tensor_parallel,
         "weight_precision": fitted.weight_precision,
         "kv_precision": fitted.kv_precision,
@@ -275,7 +274,7 @@ def _body(
         "calibration": applied.describe(),
         "leaves_out": ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
         "warnings": warnings,
-        "topology": AGGREGATED,
+        "topology": FleetLayout.AGGREGATED,
     }
 
 
@@ -304,7 +303,7 @@ def _pd_unit(
     body = _body(request, decode, model_label, gpu_label, applied, unit.saturation_rate_per_s, capacity, rows, notes)
     transfer = unit.transfer
     body.update(
-        topology=DISAGGREGATED,
+        topology=FleetLayout.DISAGGREGATED,
         max_request_rate_pool=pool,
         prefill_saturation_rate=unit.prefill.saturation_rate_per_s,
         decode_saturation_rate=unit.decode.saturation_rate_per_s,

@@ -31,7 +31,7 @@ from app.sizing.procurement import Procurement, ProcurementProblem, settle
 
 from .mix import MIP_REL_GAP, OPTIMAL
 
-# What one answer may spend solving (issue 19's budget, until a budget setting replaces it):
+# What one answer may spend solving (the work budget of one request, until a setting replaces it):
 # monthly forecasts of up to five years solve to the proven optimum in about a second here;
 # a longer one with spot may stop at the limit with the best split found, its gap stated.
 TIME_LIMIT_S = 5.0

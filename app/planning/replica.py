@@ -36,7 +36,8 @@ from app.sizing.speculation import (
 )
 from app.sizing.timing import gemm_roofline
 
-from .calibration import MEMORY_ONLY, Applied, apply, basis
+from .answers import CostAnswer, RooflineAnswer
+from .calibration.basis import MEMORY_ONLY, Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest, UnknownResource
 from .requests import CostRequest, PlanRequest, RooflineRequest
@@ -381,7 +382,7 @@ def throughput(request: PlanRequest, context: Context) -> dict[str, Any]:
 NO_PRICE = "no hourly price: the GPU has none in the catalog; pass price_per_gpu_hour_usd"
 
 
-def cost(request: CostRequest, context: Context) -> dict[str, Any]:
+def cost(request: CostRequest, context: Context) -> CostAnswer:
     """Cost per million output tokens and per month, from tokens/s or from a throughput plan.
     The price is the request's, else the throughput plan's, else the catalog GPU's."""
     gpu_spec = None if request.gpu is None else context.gpu(request.gpu)[0]
@@ -407,21 +408,21 @@ def cost(request: CostRequest, context: Context) -> dict[str, Any]:
         raise InvalidRequest(NO_PRICE, {"price_per_gpu_hour_usd": ["required: the GPU has no catalog price"]})
     gpus = gpus or 1
     result = cost_mod.cost(price, gpus, tokens_per_s or 0.0, request.hours_per_month, request.utilization)
-    return {
+    return CostAnswer(
         # The engine the tokens/s were derived under (none is needed for a given rate).
-        "engine": context.engine_name(request.engine) if tokens_basis != "given" else None,
-        "price_per_gpu_hour_usd": price,
-        "gpus": gpus,
-        "tokens_per_s": tokens_per_s,
-        "tokens_per_s_basis": tokens_basis,
-        "utilization": request.utilization,
-        "hours_per_month": request.hours_per_month,
-        "hourly_cost_usd": result.hourly_cost_usd,
-        "monthly_cost_usd": result.monthly_cost_usd,
-        "cost_per_million_output_tokens_usd": result.cost_per_million_output_tokens_usd,
-        "basis": basis(applied, measured=tokens_basis == "given"),
-        "calibration": None if applied is None else applied.describe(),
-    }
+        engine=context.engine_name(request.engine) if tokens_basis != "given" else None,
+        price_per_gpu_hour_usd=price,
+        gpus=gpus,
+        tokens_per_s=tokens_per_s,
+        tokens_per_s_basis=tokens_basis,
+        utilization=request.utilization,
+        hours_per_month=request.hours_per_month,
+        hourly_cost_usd=result.hourly_cost_usd,
+        monthly_cost_usd=result.monthly_cost_usd,
+        cost_per_million_output_tokens_usd=result.cost_per_million_output_tokens_usd,
+        basis=basis(applied, measured=tokens_basis == "given"),
+        calibration=None if applied is None else applied.used(),
+    )
 
 
 def _no_plan(model: ModelSpec, gpu: GpuSpec, fitted: FitPlan, tp_given: bool) -> InvalidRequest:
@@ -453,7 +454,7 @@ def _no_plan(model: ModelSpec, gpu: GpuSpec, fitted: FitPlan, tp_given: bool) ->
     return InvalidRequest(detail, {name: [detail] for name in names})
 
 
-def roofline(request: RooflineRequest, context: Context) -> dict[str, Any]:
+def roofline(request: RooflineRequest, context: Context) -> RooflineAnswer:
     """Arithmetic intensity, attainable FLOP/s and time of one GEMM (seed 004's roofline)."""
     peak, bandwidth = request.peak_tflops, request.memory_bandwidth_tb_per_s
     if request.gpu is not None:
@@ -476,16 +477,16 @@ def roofline(request: RooflineRequest, context: Context) -> dict[str, Any]:
         activation_bytes=bytes_per_param(request.activation_precision),
         weight_bytes=bytes_per_param(request.weight_precision),
     )
-    return {
-        "m": request.m,
-        "k": request.k,
-        "n": request.n,
-        "flops": gemm.flops,
-        "bytes_moved": gemm.bytes_moved,
-        "arithmetic_intensity": gemm.arithmetic_intensity,
-        "ridge_flops_per_byte": gemm.ridge_flops_per_byte,
-        "attainable_tflops": gemm.attainable_flops / 1e12,
-        "percent_of_peak": 100 * gemm.attainable_flops / (peak * 1e12),
-        "time_us": gemm.time_s * 1e6,
-        "bound": gemm.bound,
-    }
+    return RooflineAnswer(
+        m=request.m,
+        k=request.k,
+        n=request.n,
+        flops=gemm.flops,
+        bytes_moved=gemm.bytes_moved,
+        arithmetic_intensity=gemm.arithmetic_intensity,
+        ridge_flops_per_byte=gemm.ridge_flops_per_byte,
+        attainable_flops_per_s=gemm.attainable_flops,
+        percent_of_peak=100 * gemm.attainable_flops / (peak * 1e12),
+        time_s=gemm.time_s,
+        bound=gemm.bound,
+    )

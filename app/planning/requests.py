@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.sizing.fleet_plan import AGGREGATED, Arrivals, FleetInputs, Period
+from app.sizing.fleet_plan import Arrivals, FleetInputs, Period
 from app.sizing.mix import LengthBucket
 from app.sizing.plan import PlanInputs
 from app.sizing.procurement import ON_DEMAND
 from app.sizing.simulate import DEFAULT_BURST_REQUESTS
 from app.sizing.specs import GpuPrices, GpuSpec, ModelSpec
+from app.sizing.vocabulary import FleetLayout
 
 ModelRef = str | ModelSpec
 GpuRef = str | GpuSpec
@@ -122,14 +123,15 @@ class FleetRequest:
     # More than one: the weight formats the search may choose from (else inputs' one).
     weight_precisions: tuple[str, ...] = ()
     given: frozenset[str] = field(default_factory=frozenset)
-    # AGGREGATED, or DISAGGREGATED: prefill and decode pools (app/sizing/disaggregated.py).
-    topology: str = AGGREGATED
+    # One kind of replica, prefill and decode pools (app/sizing/disaggregated.py), or a mix of
+    # kinds over `gpus` on `length_buckets` (app/sizing/mix.py); the API reads it from
+    # `topology` and `mix`.
+    layout: FleetLayout = FleetLayout.AGGREGATED
     # The network between a prefill and a decode replica, GB/s per GPU (None: the node's own).
     network_gb_per_s: float | None = None
     # The GPUs a ranking or a mix may choose from (None: the whole catalog).
     gpus: tuple[GpuRef, ...] | None = None
-    # A mixed fleet (app/sizing/mix.py) over `gpus`, on these length buckets (None: from the spread).
-    mix: bool = False
+    # A mixed fleet's length buckets (None: from the spread).
     length_buckets: tuple[LengthBucket, ...] | None = None
     finance: Finance = field(default_factory=Finance)
 
@@ -159,8 +161,8 @@ class LatencyRequest:
     # None: the analytic model.
     simulation: Simulation | None = None
     given: frozenset[str] = frozenset()
-    # DISAGGREGATED: one P/D unit, a prefill and a decode replica of this shape.
-    topology: str = AGGREGATED
+    # FleetLayout.DISAGGREGATED: one P/D unit, a prefill and a decode replica of this shape.
+    topology: FleetLayout = FleetLayout.AGGREGATED
     network_gb_per_s: float | None = None
 
 

@@ -39,10 +39,10 @@ from app.sizing.queueing import ReplicaModel
 from app.sizing.simulate import WorkLimitExceeded, predicted_work
 from app.sizing.triggers import SIGNALS, Trigger, engine_metrics
 
-from .calibration import apply, basis
+from .calibration.basis import apply, basis
 from .context import Context
+from .deployment import engine_name, plan_triggers, promql, scale_down_window_s, served_name
 from .errors import InvalidRequest
-from .fleet import engine_name, plan_triggers, promql, scale_down_window_s, served_name
 from .replica import engine_fields, planned_speculation, with_engine
 from .requests import DayRequest
 from .work import SETTING

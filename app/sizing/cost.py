@@ -62,7 +62,7 @@ def cents(usd: float) -> float:
 
 @dataclass(frozen=True)
 class Ownership:
-    """A fleet bought outright and run in a rented hall (MODEL.md, "Energy and owning"):
+    """A fleet bought outright and run in a rented hall :
 
         owned_month_usd = gpus x purchase_usd / amortization_months          (the capital)
                         + energy_kwh_month x electricity_usd_per_kwh         (PUE is in the kWh)
@@ -169,9 +169,9 @@ def break_even_requests_per_s(steps: FleetSteps, api_usd_per_month_per_rps: floa
 
     high = 2
     while not cheaper_throughout(high):
-        high *= 2
-        if high > MAX_BREAK_EVEN_REPLICAS:
+        if high >= MAX_BREAK_EVEN_REPLICAS:
             return None
+        high = min(high * 2, MAX_BREAK_EVEN_REPLICAS)  # the last look is at the limit itself
     low = 1  # cheaper_throughout(1) is never true: one replica costs something at no traffic
     while high - low > 1:
         mid = (low + high) // 2

@@ -1,4 +1,4 @@
-"""Disaggregated serving (issue 14): prompts on a prefill pool, decodes on a decode pool.
+"""Disaggregated serving: prompts on a prefill pool, decodes on a decode pool.
 
 NVIDIA Dynamo, llm-d, SGLang's PD mode and DistServe/Splitwise run the two phases of a request
 on separate replicas: a prefill replica computes the prompt and the first token, ships the
@@ -30,9 +30,6 @@ from dataclasses import dataclass, replace
 from . import cost as cost_mod
 from . import memory
 from .fleet_plan import (
-    AGGREGATED,
-    DECODE,
-    PREFILL,
     Arrivals,
     FleetInputs,
     FleetPlan,
@@ -45,9 +42,10 @@ from .plan import FitPlan, PlanInputs, prepare_timing
 from .queueing import MaxRate, ReplicaModel
 from .simulate import Percentiles
 from .specs import GpuSpec, ModelSpec
+from .vocabulary import FleetLayout, Role
 
-DISAGGREGATED = "disaggregated"
-TOPOLOGIES = (AGGREGATED, DISAGGREGATED)
+# The `topology` field's values (a mix is asked for by `mix`, not by a topology).
+TOPOLOGIES = (FleetLayout.AGGREGATED, FleetLayout.DISAGGREGATED)
 NVLINK = "nvlink"
 NETWORK = "network"
 # The network bandwidth per GPU a node of each kind typically has, GB/s one way: DGX/HGX A100
@@ -221,7 +219,7 @@ def plan_disaggregated(
         return rank(model, gpus, shape, pool, precisions)
 
     no_e2e = replace(arrivals, e2e_slo_ms=None)
-    decode_inputs = replace(inputs, role=DECODE, ttft_slo_ms=None, arrivals=no_e2e)
+    decode_inputs = replace(inputs, role=Role.DECODE, ttft_slo_ms=None, arrivals=no_e2e)
     decode_options = search(plan, decode_inputs)
     decode = _best(decode_options)
     aggregated_options = search(plan, inputs)
@@ -243,7 +241,7 @@ def plan_disaggregated(
         budget_ms = inputs.ttft_slo_ms - over_network.seconds * 1e3
     prefill_inputs = replace(
         inputs,
-        role=PREFILL,
+        role=Role.PREFILL,
         tpot_slo_ms=None,
         # A TTFT no transfer leaves room for: the prefill pool is sized on the smallest one it
         # can (and the plan says it misses the SLO).
@@ -276,7 +274,7 @@ def plan_disaggregated(
     )
 
 
-def cheaper(plan: DisaggregatedPlan) -> tuple[str | None, str]:
+def cheaper(plan: DisaggregatedPlan) -> tuple[FleetLayout | None, str]:
     """Which topology costs less for this workload, and why, in a sentence."""
     agg = plan.aggregated
     disagg_cost = plan.monthly_cost_usd if plan.meets_slo else None
@@ -284,9 +282,9 @@ def cheaper(plan: DisaggregatedPlan) -> tuple[str | None, str]:
     if disagg_cost is None and agg_cost is None:
         return None, "neither topology meets the SLOs"
     if disagg_cost is None:
-        return "aggregated", "the disaggregated pools do not meet the SLOs; the aggregated replicas do"
+        return FleetLayout.AGGREGATED, "the disaggregated pools do not meet the SLOs; the aggregated replicas do"
     if agg_cost is None or agg is None:
-        return "disaggregated", "the aggregated replicas do not meet the SLOs; the disaggregated pools do"
+        return FleetLayout.DISAGGREGATED, "the aggregated replicas do not meet the SLOs; the disaggregated pools do"
     assert plan.prefill is not None and plan.decode is not None
     agg_rate = agg.capacity.request_rate_per_s or 0.0
     decode_rate = plan.decode.capacity.request_rate_per_s or 0.0
@@ -299,10 +297,10 @@ def cheaper(plan: DisaggregatedPlan) -> tuple[str | None, str]:
         f"prefill replica ({plan.prefill.fit.tensor_parallel}) {prefill_rate:.3g}"
     )
     if math.isclose(disagg_cost, agg_cost, abs_tol=0.005):
-        return "aggregated", f"they cost the same; the aggregated plan has one pool to run: {detail}"
+        return FleetLayout.AGGREGATED, f"they cost the same; the aggregated plan has one pool to run: {detail}"
     if disagg_cost < agg_cost:
-        return "disaggregated", f"{agg_cost - disagg_cost:.2f} USD a month less: {detail}"
-    return "aggregated", (
+        return FleetLayout.DISAGGREGATED, f"{agg_cost - disagg_cost:.2f} USD a month less: {detail}"
+    return FleetLayout.AGGREGATED, (
         f"{disagg_cost - agg_cost:.2f} USD a month less: {detail}, and two pools carry two sets of spares"
     )
 
@@ -377,8 +375,8 @@ class PdUnit:
         prefill = self.prefill.max_request_rate(budget, None, None, percentile)
         decode = self.decode.max_request_rate(None, tpot_slo_s, None, percentile)
         if prefill.rate_per_s <= decode.rate_per_s:
-            return replace(prefill, meets_slo=prefill.meets_slo and decode.meets_slo), PREFILL
-        return replace(decode, meets_slo=prefill.meets_slo and decode.meets_slo), DECODE
+            return replace(prefill, meets_slo=prefill.meets_slo and decode.meets_slo), Role.PREFILL
+        return replace(decode, meets_slo=prefill.meets_slo and decode.meets_slo), Role.DECODE
 
 
 def pd_unit(
@@ -391,8 +389,8 @@ def pd_unit(
 ) -> PdUnit:
     """A P/D unit from the fits of its two replicas (the prefill one at one output token) and
     the seats each runs."""
-    prefill = arrival_model(prefill_fit, prepare_timing(prefill_fit), arrivals, seats[0], PREFILL)
-    decode = arrival_model(decode_fit, prepare_timing(decode_fit), arrivals, seats[1], DECODE)
+    prefill = arrival_model(prefill_fit, prepare_timing(prefill_fit), arrivals, seats[0], Role.PREFILL)
+    decode = arrival_model(decode_fit, prepare_timing(decode_fit), arrivals, seats[1], Role.DECODE)
     transfer = kv_transfer(
         model,
         decode_fit.kv_precision,

@@ -1,5 +1,4 @@
-"""Energy: what a fleet draws from the grid, per month and per token (MODEL.md, "Energy and
-owning").
+"""Energy: what a fleet draws from the grid, per month and per token.
 
 A powered GPU draws its idle power whatever it does, and the rest of its board power in
 proportion to how busy it is; the facility adds its overhead (PUE) on top:

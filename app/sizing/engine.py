@@ -1,5 +1,4 @@
-"""Serving engines: what vLLM, SGLang and TensorRT-LLM do that the roofline leaves out
-(MODEL.md section 6).
+"""Serving engines: what vLLM, SGLang and TensorRT-LLM do that the roofline leaves out.
 
 An engine profile is data (the catalog's `engines` table, seeded from catalog_seed/engines.yaml):
 how the engine sizes its KV cache, what memory it reserves before that, its default settings,

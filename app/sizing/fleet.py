@@ -1,5 +1,5 @@
 """Fleet: traffic to replicas and GPUs, with redundancy, zones, MIG packing and the numbers
-an autoscaler needs (MODEL.md section 5 and the continuous-batching block)."""
+an autoscaler needs."""
 
 from __future__ import annotations
 
@@ -7,15 +7,9 @@ import math
 from dataclasses import dataclass
 
 from . import speculation, timing
+from .vocabulary import Binding, CapacityBound
 
 SECONDS_PER_DAY = 86_400
-
-TPOT_SLO = "tpot_slo"
-TTFT_SLO = "ttft_slo"
-KV_CAPACITY = "kv_capacity"
-TOKEN_BUDGET = "max_batched_tokens"
-MEASURED = "measured"
-MAX_NUM_SEQS = "max_num_seqs"
 
 
 @dataclass(frozen=True)
@@ -58,28 +52,20 @@ class ReplicaCapacity:
     tokens_per_s: float
     time_per_token_s: float | None
     ttft_s: float | None
-    bound_by: str
+    bound_by: Binding
     meets_slo: bool
     request_rate_per_s: float | None = None
     # The engine's cap on running sequences the capacity assumed (steady state: concurrency).
     max_num_seqs: int | None = None
-    # Set when the capacity is a bound a ranking orders by (SATURATION_BOUND, MEAN_BOUND),
-    # not yet the SLO percentile's: the rate is at least the true one, the cost at most.
-    bound: str | None = None
+    # Set when the capacity is a bound a ranking orders by, not yet the SLO percentile's: the
+    # rate is at least the true one, the cost at most.
+    bound: CapacityBound | None = None
     # Under random arrivals: requests waiting for prefill at the capacity rate, on average.
     queue_length: float | None = None
 
     @property
     def exact(self) -> bool:
         return self.bound is None
-
-
-# What a capacity bound was taken from: the saturation rate (any rate meeting the SLOs is
-# below it), or the highest rate whose mean latencies meet them (means are below percentiles).
-SATURATION_BOUND = "saturation rate"
-MEAN_BOUND = "mean latencies"
-# Before any of those: the fewest GPUs any replica of the shape could need (minimum_fleet).
-MINIMUM_FLEET_BOUND = "minimum fleet"
 
 
 def _meets(state: timing.SteadyState, tpot_slo_s: float | None, ttft_slo_s: float | None) -> bool:
@@ -122,7 +108,9 @@ def replica_capacity(
 
     low_state = state(1)
     if not _meets(low_state, tpot_slo_s, ttft_slo_s):
-        missed = TPOT_SLO if tpot_slo_s is not None and low_state.time_per_token_s > tpot_slo_s else TTFT_SLO
+        missed = (
+            Binding.TPOT_SLO if tpot_slo_s is not None and low_state.time_per_token_s > tpot_slo_s else Binding.TTFT_SLO
+        )
         return ReplicaCapacity(1, low_state.tokens_per_s, low_state.time_per_token_s, low_state.ttft_s, missed, False)
     low, high = 1, ceiling
     best = low_state
@@ -138,12 +126,12 @@ def replica_capacity(
             else:
                 high = mid
     if low == max_concurrency:
-        bound = KV_CAPACITY
+        bound = Binding.KV_CAPACITY
     elif low == ceiling:
-        bound = TOKEN_BUDGET
+        bound = Binding.TOKEN_BUDGET
     else:
         after = state(low + 1)
-        bound = TPOT_SLO if tpot_slo_s is not None and after.time_per_token_s > tpot_slo_s else TTFT_SLO
+        bound = Binding.TPOT_SLO if tpot_slo_s is not None and after.time_per_token_s > tpot_slo_s else Binding.TTFT_SLO
     return ReplicaCapacity(low, best.tokens_per_s, best.time_per_token_s, best.ttft_s, bound, True)
 
 

@@ -1,4 +1,4 @@
-"""A simulated day of a fleet under an autoscaling policy (MODEL.md §7's simulator, many replicas).
+"""A simulated day of a fleet under an autoscaling policy (simulate.py's replica simulator, many replicas).
 
 Requests arrive over the day at each hour's rate (gamma gaps of shape `burstiness`, Poisson
 at 1) and are spread round robin over the replicas that serve (a Kubernetes Service's spread,

@@ -16,12 +16,6 @@ from .parallelism import valid_tensor_parallel
 from .plan import FitPlan, PlanInputs, TimingSetup, plan_fit, prepare_timing
 from .precision import AUTO, UnknownPrecision, choose_weight_precision, normalise
 from .queueing import (
-    E2E_SLO,
-    KV_CAPACITY,
-    MAX_NUM_SEQS,
-    SATURATION,
-    TPOT_SLO,
-    TTFT_SLO,
     LatencyEstimate,
     MeanCore,
     ReplicaModel,
@@ -29,6 +23,7 @@ from .queueing import (
 from .simulate import Limits, SimulationResult, Traffic, simulate
 from .specs import GpuSpec, ModelSpec
 from .timing import StepModel
+from .vocabulary import Binding, CapacityBound, Role
 
 MAX_FORECAST_PERIODS = 120
 
@@ -36,7 +31,7 @@ MAX_FORECAST_PERIODS = 120
 @dataclass(frozen=True)
 class Arrivals:
     """How requests arrive at a replica beyond their mean rate, and the percentile the SLOs
-    hold at (MODEL.md section 7): gamma inter-arrival times of shape `burstiness` (1 is
+    hold at: gamma inter-arrival times of shape `burstiness` (1 is
     Poisson), lengths with coefficients of variation."""
 
     burstiness: float = 1.0
@@ -50,9 +45,6 @@ class Arrivals:
 
 # What a replica serves: whole requests, or under a disaggregated topology their prompts
 # (the first token) or their decodes (the rest), each on a pool of its own.
-AGGREGATED = "aggregated"
-PREFILL = "prefill"
-DECODE = "decode"
 
 
 @dataclass(frozen=True)
@@ -70,7 +62,7 @@ class FleetInputs:
     engine_startup_s: float = 60.0
     # None: a replica is sized at the largest steady concurrency meeting the mean SLOs.
     arrivals: Arrivals | None = None
-    role: str = AGGREGATED
+    role: Role = Role.AGGREGATED
 
 
 @dataclass(frozen=True)
@@ -100,12 +92,12 @@ class TokenCost:
 def token_cost(
     demand: fleet.Demand,
     capacity: fleet.ReplicaCapacity,
-    role: str,
+    role: Role,
     monthly_cost_usd: float | None,
     price_per_replica_hour_usd: float | None,
     hours_per_month: float,
 ) -> TokenCost:
-    if role == PREFILL:
+    if role == Role.PREFILL:
         # The capacity counts the one token a request leaves with; it stands for a whole prompt.
         tokens, average = PROMPT_TOKENS, demand.average_input_tokens_per_s
         replica_tokens_per_s = capacity.tokens_per_s * demand.prompt_tokens / max(1, demand.output_tokens)
@@ -149,7 +141,7 @@ class FleetPlan:
 
 
 def _capacity(
-    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, bound: str | None = None
+    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, bound: CapacityBound | None = None
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel | None]:
     """The replica's capacity: measured, steady-state, or under random arrivals (at the SLO
     percentile; or with `bound`, the bound a ranking orders by: see _under_arrivals)."""
@@ -170,7 +162,7 @@ def _capacity(
             plan.max_batched_tokens or 0,
             tpot_slo_s,
             ttft_slo_s,
-            None if inputs.role == PREFILL else plan.speculative,
+            None if inputs.role == Role.PREFILL else plan.speculative,
         )
         if derived is None:
             raise SizingError(
@@ -186,12 +178,12 @@ def _capacity(
         # The steady state is only the best effort at one sequence, when no rate meets the SLOs.
         return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, lambda: steady(1), bound)
     derived = steady(ceiling)
-    if derived.bound_by == fleet.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
+    if derived.bound_by == Binding.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
         # The engine's max_num_seqs, not the KV cache, capped the batch.
-        derived = replace(derived, bound_by=fleet.MAX_NUM_SEQS)
+        derived = replace(derived, bound_by=Binding.MAX_NUM_SEQS)
     if inputs.per_replica_tokens_per_s is not None:
         # A load-test number is the honest one: it wins, and the SLO is taken as met by it.
-        measured = replace(derived, tokens_per_s=inputs.per_replica_tokens_per_s, bound_by=fleet.MEASURED)
+        measured = replace(derived, tokens_per_s=inputs.per_replica_tokens_per_s, bound_by=Binding.MEASURED)
         return replace(measured, meets_slo=True), None
     return derived, None
 
@@ -207,25 +199,27 @@ def _under_arrivals(
     arrivals: Arrivals,
     ceiling: int,
     best_effort: Callable[[], fleet.ReplicaCapacity],
-    bound: str | None,
+    bound: CapacityBound | None,
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel]:
     """The highest arrival rate whose SLO percentiles hold (queueing.py), as the replica's
     capacity. When no rate does, the steady state at concurrency 1 is the best effort.
 
     With a `bound`, a rate no lower than that, much cheaper, which bounds the fleet's cost
     from below: what lets a ranking size at the percentile only the options that could still
-    win. MEAN_BOUND: the highest rate whose *means* meet the SLOs, from the queueing model's
+    win. CapacityBound.MEAN_LATENCIES: the highest rate whose *means* meet the SLOs, from the queueing model's
     mean core (microseconds an evaluation, against a millisecond with percentiles; a mean is
-    below the SLO percentiles). SATURATION_BOUND: the saturation rate itself (no evaluation;
+    below the SLO percentiles). CapacityBound.SATURATION_RATE: the saturation rate itself (no evaluation;
     no rate above it is stable), which says nothing of the SLOs."""
     plan = fitted.inputs
     # The seats are the KV cache's when it holds fewer sequences of the full length than the
     # engine's cap: the queueing model names a seat-bound capacity after them.
     cap = plan.max_num_seqs
     from_kv = ceiling == fitted.result.max_concurrency and (cap is None or ceiling < cap)
-    model = arrival_model(fitted, setup, arrivals, ceiling, inputs.role, KV_CAPACITY if from_kv else MAX_NUM_SEQS)
+    model = arrival_model(
+        fitted, setup, arrivals, ceiling, inputs.role, Binding.KV_CAPACITY if from_kv else Binding.MAX_NUM_SEQS
+    )
     slos = slos_s(inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
-    if bound == fleet.SATURATION_BOUND:
+    if bound == CapacityBound.SATURATION_RATE:
         saturation = model.saturation_rate_per_s
         return (
             fleet.ReplicaCapacity(
@@ -279,16 +273,16 @@ def arrival_model(
     setup: TimingSetup,
     arrivals: Arrivals,
     seats: int,
-    role: str = AGGREGATED,
-    seat_cap: str = MAX_NUM_SEQS,
+    role: Role = Role.AGGREGATED,
+    seat_cap: Binding = Binding.MAX_NUM_SEQS,
 ) -> ReplicaModel:
     """One replica under the request's arrivals (queueing.py): its step-time model, its
     lengths and their spread, and what the engine holds (the step token budget, `seats`
     running sequences, the fit's KV tokens). /v1/fleet and /v1/latency build it alike.
 
-    A PREFILL replica of a disaggregated deployment is the same model with one output token
+    A Role.PREFILL replica of a disaggregated deployment is the same model with one output token
     (the fit's PlanInputs say so): each request leaves once its first token is computed. A
-    DECODE replica computes no prompt: its steps cost nothing for them (the KV arrives over
+    Role.DECODE replica computes no prompt: its steps cost nothing for them (the KV arrives over
     a link) and its step budget does not bind (no step carries more prompt tokens than the
     KV cache holds). `seat_cap` names what `seats` stands for (ReplicaModel.build)."""
     plan = fitted.inputs
@@ -298,22 +292,22 @@ def arrival_model(
         plan.prompt_tokens,
         plan.output_tokens,
         arrivals.prompt_tokens_cv,
-        0.0 if role == PREFILL else arrivals.output_tokens_cv,
+        0.0 if role == Role.PREFILL else arrivals.output_tokens_cv,
         arrivals.burstiness,
         prefix_cache_hit_rate=plan.prefix_cache_hit_rate,
         shared_prefix_tokens=fitted.result.shared_prefix_tokens,
         # A prefill replica's requests leave with their first token.
         length_samples=tuple((p, 1) for p, _ in arrivals.length_samples)
-        if role == PREFILL
+        if role == Role.PREFILL
         else arrivals.length_samples,
     )
     kv_tokens = fitted.result.kv_capacity_tokens
     steps = StepModel.build(setup.work, setup.hardware)
     # Speculation runs where tokens are decoded: not on a prefill replica.
-    if plan.speculative is not None and role != PREFILL:
+    if plan.speculative is not None and role != Role.PREFILL:
         steps = speculation.step_model(plan.speculative, setup.work, setup.hardware, steps)
     budget = plan.max_batched_tokens
-    if role == DECODE:
+    if role == Role.DECODE:
         steps, budget = steps.decode_only(), budget + max(0, math.ceil(kv_tokens))
     return ReplicaModel.build(steps, traffic, Limits(budget, seats, kv_tokens), seat_cap)
 
@@ -331,20 +325,20 @@ MEAN_BISECTIONS = 7
 
 def _mean_bound_rate(
     model: ReplicaModel, slos: tuple[float | None, float | None, float | None]
-) -> tuple[MeanCore | None, float, str]:
+) -> tuple[MeanCore | None, float, Binding]:
     """The bisection's ends around the highest rate whose mean TTFT, TPOT and E2E meet the
     objectives: the mean core of a rate that passes (None when even a trickle misses them),
     a rate no lower than that highest (the bound, never an underestimate; 0 with no pass),
     and what stops a higher one."""
     ttft, tpot, e2e = slos
 
-    def missed(core: MeanCore) -> str | None:
+    def missed(core: MeanCore) -> Binding | None:
         if not core.stable:
-            return SATURATION
+            return Binding.SATURATION
         for slo, value, name in (
-            (ttft, core.ttft_s, TTFT_SLO),
-            (tpot, core.tpot_s, TPOT_SLO),
-            (e2e, core.e2e_s, E2E_SLO),
+            (ttft, core.ttft_s, Binding.TTFT_SLO),
+            (tpot, core.tpot_s, Binding.TPOT_SLO),
+            (e2e, core.e2e_s, Binding.E2E_SLO),
         ):
             if slo is not None and value > slo:
                 return name
@@ -368,12 +362,12 @@ def _mean_bound_rate(
 
 
 # Each bound's next, tighter one: the saturation rate, the mean latencies, the percentile.
-TIGHTER = {fleet.SATURATION_BOUND: fleet.MEAN_BOUND, fleet.MEAN_BOUND: None}
+TIGHTER = {CapacityBound.SATURATION_RATE: CapacityBound.MEAN_LATENCIES, CapacityBound.MEAN_LATENCIES: None}
 # The mean latencies bound the capacity at a tail percentile (the p90 and above of a
 # right-skewed TTFT or TPOT lie above its mean), not at the median.
 MEAN_BOUND_MIN_PERCENTILE = 90.0
 # How far each bound is from the percentile's sizing: a ranking's tie-break.
-BOUND_LOOSENESS = {fleet.MEAN_BOUND: 0, fleet.SATURATION_BOUND: 1, fleet.MINIMUM_FLEET_BOUND: 2}
+BOUND_LOOSENESS = {CapacityBound.MEAN_LATENCIES: 0, CapacityBound.SATURATION_RATE: 1, CapacityBound.MINIMUM_FLEET: 2}
 
 
 def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
@@ -384,14 +378,14 @@ def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
     assert plan.capacity.bound is not None
     tighter = TIGHTER[plan.capacity.bound]
     percentile = inputs.arrivals.slo_percentile if inputs.arrivals is not None else None
-    if tighter == fleet.MEAN_BOUND and (percentile is None or percentile < MEAN_BOUND_MIN_PERCENTILE):
+    if tighter == CapacityBound.MEAN_LATENCIES and (percentile is None or percentile < MEAN_BOUND_MIN_PERCENTILE):
         # A median sits below the mean of a right-skewed latency: the means are no bound on it.
         tighter = None
     capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=tighter)
     return replace(size(plan.fit, plan.setup, capacity, plan.demand, inputs, plan.gpu_label), queueing=queueing)
 
 
-# Above this utilization at the planned peak, queueing models are optimistic (bursts, MODEL.md §7).
+# Above this utilization at the planned peak, queueing models are optimistic (bursts).
 OPTIMISTIC_UTILIZATION = 0.8
 
 
@@ -498,7 +492,7 @@ def plan_fleet(
     plan: PlanInputs,
     inputs: FleetInputs,
     *,
-    bound: str | None = None,
+    bound: CapacityBound | None = None,
 ) -> FleetPlan:
     """Size a fleet on one GPU (or MIG profile) for the request's traffic (`bound`: see
     _under_arrivals)."""
@@ -573,11 +567,11 @@ class Option:
         return None if self.floor is None else self.floor.monthly_cost_usd
 
     @property
-    def bound(self) -> str | None:
+    def bound(self) -> CapacityBound | None:
         """What the option's cost is a lower bound from (None: sized at the SLO percentile)."""
         if self.plan is not None:
             return self.plan.capacity.bound
-        return fleet.MINIMUM_FLEET_BOUND if self.floor is not None else None
+        return CapacityBound.MINIMUM_FLEET if self.floor is not None else None
 
 
 def targets(gpu: GpuSpec) -> Iterable[str | None]:
@@ -626,6 +620,14 @@ def shapes(
             budget.check("the ranking")
             options.extend(_shapes_on(model, gpu, label, replace(choice, weight_precision=precision), inputs))
     return _settle(options, inputs)
+
+
+def resumed(options: Sequence[Option], inputs: FleetInputs, keep: Callable[[Option], bool]) -> list[Option]:
+    """The ranking of the options `keep` holds, resumed from where a ranking left them rather
+    than started again: each option's bound or size is already at least as tight as a fresh
+    ranking's would be, so the branch and bound finds the same cheapest option meeting the SLOs,
+    and evaluates only what the first ranking had no need to."""
+    return _settle([o for o in options if keep(o)], inputs)
 
 
 def _floor(gpu: GpuSpec, plan: PlanInputs, inputs: FleetInputs, gpus_per_replica: int) -> Floor | None:
@@ -759,7 +761,7 @@ def _option(
     model: ModelSpec, gpu: GpuSpec, label: str, profile: str | None, plan: PlanInputs, inputs: FleetInputs
 ) -> Option:
     try:
-        sized = plan_fleet(model, gpu, label, plan, inputs, bound=fleet.SATURATION_BOUND)
+        sized = plan_fleet(model, gpu, label, plan, inputs, bound=CapacityBound.SATURATION_RATE)
     except SizingError as exc:
         why = f"{exc.field}: {exc.message}"
         return Option(label, profile, plan.tensor_parallel, plan.weight_precision, None, why, speculative=_on(plan))

@@ -1,4 +1,4 @@
-"""Memory: weights, KV cache, and how many conversations fit (MODEL.md section 1).
+"""Memory: weights, KV cache, and how many conversations fit.
 
 Capacities are in bytes throughout; GB means 10^9 bytes because that is what vendors print.
 """

@@ -38,6 +38,7 @@ from .plan import PlanInputs, plan_fit
 from .queueing import length_nodes
 from .simulate import FIXED_LENGTH_CV, GAMMA
 from .specs import GpuSpec, ModelSpec
+from .vocabulary import CapacityBound
 
 LENGTH_BUCKETS = "length_buckets"
 # A histogram's shares must sum to 1 within this.
@@ -414,7 +415,7 @@ def _bucket_inputs(inputs: FleetInputs, bucket: LengthBucket) -> FleetInputs:
 
 
 def _evaluate(model: ModelSpec, shape: _Shape, buckets: Sequence[LengthBucket], inputs: Sequence[FleetInputs]) -> None:
-    bound = fleet.SATURATION_BOUND if inputs[0].arrivals is not None else None
+    bound = CapacityBound.SATURATION_RATE if inputs[0].arrivals is not None else None
     for bucket, traffic in zip(buckets, inputs, strict=True):
         knobs = replace(shape.plan, prompt_tokens=bucket.prompt_tokens, output_tokens=bucket.output_tokens)
         try:

@@ -23,7 +23,7 @@ MS = 1e3
 GIB = 2**30
 T = TypeVar("T")
 
-# Said on every timing answer: what the roofline leaves out (MODEL.md).
+# Said on every timing answer: what the roofline leaves out.
 LEAVES_OUT = (
     "scheduler and kernel-launch overhead, sampling, activations beyond reserved_gb, queueing, "
     "paged-attention savings, prefix-cache hits not given, speculative decoding not given: "
@@ -53,7 +53,7 @@ AVERAGE = "average"
 FULL = "full"
 
 
-# engine=ideal's knobs (API.md, seed 000's sliders); an engine profile brings its own.
+# engine=ideal's knobs (the lab's sliders); an engine profile brings its own.
 IDEAL_GPU_MEMORY_UTILIZATION = 0.9
 IDEAL_MEMORY_EFFICIENCY = 0.7
 IDEAL_COMPUTE_EFFICIENCY = 0.5
@@ -65,7 +65,7 @@ ENGINE_COMPUTE_PRECISION = NATIVE_COMPUTE
 
 @dataclass(frozen=True)
 class PlanInputs:
-    """The workload and the knobs; defaults are those of API.md. A None knob takes the
+    """The workload and the knobs; defaults are the API's. A None knob takes the
     engine's default (`engine` None is engine=ideal, whose defaults are the lab's)."""
 
     prompt_tokens: int = 2048

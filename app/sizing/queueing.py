@@ -1,4 +1,4 @@
-"""Fast analytic mode: one replica under random arrivals (MODEL.md §7), on the step-time
+"""Fast analytic mode: one replica under random arrivals, on the step-time
 model the simulator uses (`timing.StepModel`); tens of microseconds for the means.
 
 The open-loop fixed point at λ requests/s (E[P], E[O] the mean prompt and output tokens,
@@ -78,18 +78,13 @@ from statistics import NormalDist
 
 from .simulate import FIXED_LENGTH_CV, GAMMA, LOGNORMAL, Limits, Percentiles, Traffic
 from .timing import StepModel
+from .vocabulary import Binding
 
-TTFT_SLO = "ttft_slo"
-TPOT_SLO = "tpot_slo"
-E2E_SLO = "e2e_slo"
-KV_CAPACITY = "kv_capacity"
-MAX_NUM_SEQS = "max_num_seqs"
-SATURATION = "saturation"
 OFFERED_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 
 # Quadrature nodes over a length distribution (equal-probability strata).
 LENGTH_NODES = 12
-# KV safety: mean + KV_SIGMAS sd of the KV held must fit (MODEL.md §7).
+# KV safety: mean + KV_SIGMAS sd of the KV held must fit.
 KV_SIGMAS = 3.0
 # Tuning of the spreads, fitted against the simulator (bench/latency.py).
 WAIT_TAIL_SHAPE = 1.0  # gamma shape of the prefill wait given a wait
@@ -154,7 +149,7 @@ class LatencyEstimate:
 @dataclass(frozen=True)
 class MaxRate:
     rate_per_s: float  # 0 when no rate meets the SLOs
-    bound_by: str
+    bound_by: Binding
     meets_slo: bool
     estimate: LatencyEstimate | None  # at that rate
 
@@ -400,9 +395,9 @@ class ReplicaModel:
     attended_context: float  # layer-tokens of cache one decoding request reads
     prompt_attention_flops: float  # the mean prompt's causal attention
     seats: float  # min(max_num_seqs, KV seats)
-    seats_bound: str
+    seats_bound: Binding
     saturation_rate_per_s: float
-    saturation_bound: str
+    saturation_bound: Binding
     # Prefix caching: prompt_nodes and prompt_mean are the tokens a prefill computes; each
     # attends to cached tokens of this share of its own (0 without a cache), and the shared
     # prefix is held once, outside the sequences' KV.
@@ -410,9 +405,11 @@ class ReplicaModel:
     shared_prefix_tokens: float = 0.0
 
     @classmethod
-    def build(cls, steps: StepModel, traffic: Traffic, limits: Limits, seat_cap: str = MAX_NUM_SEQS) -> ReplicaModel:
+    def build(
+        cls, steps: StepModel, traffic: Traffic, limits: Limits, seat_cap: Binding = Binding.MAX_NUM_SEQS
+    ) -> ReplicaModel:
         """`seat_cap` names what limits.max_num_seqs stands for: the engine's cap, or
-        (KV_CAPACITY) the sequences of the full length the KV cache holds, as a fleet caps it."""
+        (Binding.KV_CAPACITY) the sequences of the full length the KV cache holds, as a fleet caps it."""
         if traffic.length_distribution not in (GAMMA, LOGNORMAL):
             raise ValueError(f"unknown length distribution {traffic.length_distribution!r}")
         cap = limits.kv_capacity_tokens
@@ -445,7 +442,7 @@ class ReplicaModel:
         seats = float(min(limits.max_num_seqs, steps.max_decodes(limits.max_batched_tokens)))
         bound = seat_cap
         if kv_seats < seats:
-            seats, bound = kv_seats, KV_CAPACITY
+            seats, bound = kv_seats, Binding.KV_CAPACITY
         model = cls(
             steps=steps,
             traffic=traffic,
@@ -465,14 +462,14 @@ class ReplicaModel:
             seats=seats,
             seats_bound=bound,
             saturation_rate_per_s=1.0,
-            saturation_bound=SATURATION,
+            saturation_bound=Binding.SATURATION,
             cached_per_computed=cached_share,
             shared_prefix_tokens=shared,
         )
         rate, why = model._saturation()
         return replace(model, saturation_rate_per_s=rate, saturation_bound=why)
 
-    def _saturation(self) -> tuple[float, str]:
+    def _saturation(self) -> tuple[float, Binding]:
         """λ_sat with every request queued: N decodes run, and the steps that carry prefill
         carry a full budget (T - N tokens). Prefill tokens in = decode completions out:
         λ E[P] = f (T - N) / t̄ and λ = N / (E[O - 1] t̄), t̄ = f t_full + (1 - f) t_d, so the
@@ -485,7 +482,7 @@ class ReplicaModel:
         # Budget-bound, prompt tokens in (lambda P) meet what full steps' room leaves; under
         # speculation a step of one token carries (T - N (k + 1)) / E of them.
         n = budget * d_mean / (s.tokens_per_step * p + s.queries_per_decode * d_mean)
-        bound = SATURATION
+        bound = Binding.SATURATION
         if n > self.seats:
             n, bound = self.seats, self.seats_bound
         room = max(1.0, s.prefill_room(budget, n))
@@ -970,18 +967,18 @@ class ReplicaModel:
 
         slos = (ttft_slo_s, tpot_slo_s, e2e_slo_s)
 
-        def failing(rate: float) -> str | None:
+        def failing(rate: float) -> Binding | None:
             if percentile is None:
                 est = self.latency(rate, percentiles=False)
                 if not est.stable:
-                    return SATURATION
+                    return Binding.SATURATION
                 if not est.kv_ok:
-                    return KV_CAPACITY
+                    return Binding.KV_CAPACITY
                 return _first_missed(slos, (est.ttft_s.mean, est.tpot_s.mean, est.e2e_s.mean))
             return self._missed_at_percentile(rate, slos, percentile / 100)
 
         lo, hi = 0.0, self.saturation_rate_per_s
-        reason = SATURATION
+        reason = Binding.SATURATION
         tiny = hi * 1e-6
         why = failing(tiny)
         if why is not None:
@@ -994,42 +991,42 @@ class ReplicaModel:
                 lo = mid
             else:
                 hi, reason = mid, why
-        if reason == SATURATION:
+        if reason == Binding.SATURATION:
             reason = self.saturation_bound
         return MaxRate(lo, reason, True, self.latency(lo, percentiles=percentile is not None))
 
     def _missed_at_percentile(
         self, rate_per_s: float, slos: tuple[float | None, float | None, float | None], q: float
-    ) -> str | None:
+    ) -> Binding | None:
         """What a rate misses, computing only the SLOs' own figures at quantile q (a capacity
         search needs one percentile of each, not the whole table): None when it meets them."""
         core, _, stable, _, kv_ok = self._screen(rate_per_s)
         if not stable:
-            return SATURATION
+            return Binding.SATURATION
         if not kv_ok:
-            return KV_CAPACITY
+            return Binding.KV_CAPACITY
         ttft_slo_s, tpot_slo_s, e2e_slo_s = slos
         if ttft_slo_s is not None or e2e_slo_s is not None:
             _, ttft_cdf, hi, ttft_mean = self._ttft_distribution(core)
             if ttft_slo_s is not None and _solve(ttft_cdf, q, hi, SEARCH_PRECISION) > ttft_slo_s:
-                return TTFT_SLO
+                return Binding.TTFT_SLO
         if tpot_slo_s is not None:
             tpot_cdf = self._tpot_cdf(core)
             if tpot_cdf is not None and _solve(tpot_cdf, q, core.tpot_s * 2, SEARCH_PRECISION) > tpot_slo_s:
-                return TPOT_SLO
+                return Binding.TPOT_SLO
         if e2e_slo_s is not None:
             p50, p90 = (_solve(ttft_cdf, at, hi, SEARCH_PRECISION) for at in (0.5, 0.9))
             e2e_cdf, e2e_mean = self._e2e_distribution(core, ttft_mean, p50, p90)
             if _solve(e2e_cdf, q, e2e_mean * 2, SEARCH_PRECISION) > e2e_slo_s:
-                return E2E_SLO
+                return Binding.E2E_SLO
         return None
 
 
 def _first_missed(
     slos: tuple[float | None, float | None, float | None], figures: tuple[float, float, float]
-) -> str | None:
+) -> Binding | None:
     """The first of TTFT, TPOT, E2E whose figure exceeds its SLO (None: all met)."""
-    for name, slo, figure in zip((TTFT_SLO, TPOT_SLO, E2E_SLO), slos, figures, strict=True):
+    for name, slo, figure in zip((Binding.TTFT_SLO, Binding.TPOT_SLO, Binding.E2E_SLO), slos, figures, strict=True):
         if slo is not None and figure > slo:
             return name
     return None

@@ -1,4 +1,4 @@
-"""Precise mode: a discrete-event simulation of one replica under random arrivals (MODEL.md §7).
+"""Precise mode: a discrete-event simulation of one replica under random arrivals.
 
 A vLLM-v1-like scheduler over sampled arrivals and lengths, timed by the step-time model
 every other figure uses (`timing.StepModel`):

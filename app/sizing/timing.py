@@ -1,4 +1,4 @@
-"""Time: decode is memory-bound, prefill compute-bound (MODEL.md section 2).
+"""Time: decode is memory-bound, prefill compute-bound.
 
 Each phase takes as long as the slower of moving its bytes and doing its arithmetic, at a
 fraction (the efficiencies) of the datasheet peaks, plus tensor-parallel all-reduces.
@@ -13,9 +13,7 @@ from .memory import attended_tokens, kv_bytes_for_context, kv_bytes_per_token_pe
 from .parallelism import ep_all_to_all_s, tp_communication_s
 from .precision import bytes_per_param
 from .specs import MLA, ModelSpec
-
-MEMORY = "memory"
-COMPUTE = "compute"
+from .vocabulary import RooflineBound
 
 # Crossovers beyond this many sequences are reported as none: no KV cache holds them.
 CROSSOVER_SEARCH_LIMIT = 10_000_000
@@ -213,8 +211,8 @@ class Step:
         return max(self.memory_s, self.compute_s) + self.communication_s + self.overhead_s
 
     @property
-    def bound(self) -> str:
-        return COMPUTE if self.compute_s >= self.memory_s else MEMORY
+    def bound(self) -> RooflineBound:
+        return RooflineBound.COMPUTE if self.compute_s >= self.memory_s else RooflineBound.MEMORY
 
     @property
     def arithmetic_intensity(self) -> float:
@@ -422,7 +420,7 @@ class Gemm:
     arithmetic_intensity: float
     attainable_flops: float
     time_s: float
-    bound: str
+    bound: RooflineBound
 
 
 def gemm_roofline(
@@ -448,7 +446,7 @@ def gemm_roofline(
         arithmetic_intensity=intensity,
         attainable_flops=min(peak_flops, intensity * bandwidth_bytes_per_s),
         time_s=max(flops / peak_flops, moved / bandwidth_bytes_per_s),
-        bound=COMPUTE if intensity >= ridge else MEMORY,
+        bound=RooflineBound.COMPUTE if intensity >= ridge else RooflineBound.MEMORY,
     )
 
 

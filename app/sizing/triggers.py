@@ -1,5 +1,5 @@
 """Autoscaling triggers: what each serving engine exports to scale on, and the thresholds that
-follow from one replica's queueing model at its capacity rate (MODEL.md §5 and §7).
+follow from one replica's queueing model at its capacity rate.
 
 Three signals, each a per-replica gauge an autoscaler sums over the pods and divides by its
 threshold (KEDA's AverageValue: desired replicas = ceil(sum / threshold)):

@@ -27,10 +27,10 @@ from werkzeug.test import TestResponse
 
 from app import create_app
 from app.api import lookup
-from app.calibration.startup_log import MAX_LOG_BYTES
 from app.catalog import cache, queries
 from app.catalog.convert import gpu_to_spec, model_to_spec
 from app.catalog.models import Calibration
+from app.planning.calibration.startup_log import MAX_LOG_BYTES
 from app.sizing.plan import PlanInputs, plan_fit, prepare_timing
 from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.timing import continuous_batching

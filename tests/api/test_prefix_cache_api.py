@@ -76,3 +76,33 @@ def test_simulated_latency_and_batches_take_prefix_caching(client: FlaskClient) 
     shared = client.post("/v1/batch", json={**batch, "shared_prefix_tokens": 2000}).get_json()
     assert shared["makespan_s"] < one["makespan_s"]
     assert shared["max_concurrency"] > 4 * one["max_concurrency"]
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [{"gpu": "h100-sxm", "topology": "disaggregated"}, {"mix": "true", "gpus": "h100-sxm,a100-sxm-80gb"}],
+    ids=["disaggregated", "mixed"],
+)
+def test_pools_are_sized_on_the_prompt_a_prefix_cache_leaves_to_compute(
+    client: FlaskClient, layout: dict[str, str]
+) -> None:
+    """Each pool's replicas compute only the uncached prompt (and hold the shared prefix once),
+    so a cache hit rate shrinks the fleet; what the plan does not model is the routing that
+    earns the hit rate, and the answer says so."""
+    query = {
+        "model": "llama-3.1-8b",
+        "requests_per_day": 2_000_000,
+        "prompt_tokens": 4000,
+        "output_tokens": 200,
+        "ttft_slo_ms": 1000,
+        "tpot_slo_ms": 40,
+        **layout,
+    }
+    plain = client.get("/v1/fleet", query_string=query).get_json()
+    cached = client.get(
+        "/v1/fleet", query_string={**query, "prefix_cache_hit_rate": 0.8, "shared_prefix_tokens": 3000}
+    ).get_json()
+    assert cached["meets_slo"] and plain["meets_slo"]
+    assert cached["gpus_total"] < plain["gpus_total"]
+    assert cached["monthly_cost_usd"] < plain["monthly_cost_usd"]
+    assert "prefix_cache_hit_rate assumes" in cached["leaves_out"]

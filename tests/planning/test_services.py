@@ -13,8 +13,10 @@ from flask.testing import FlaskClient
 
 from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
+from app.api.wire import dump
 from app.catalog.snapshots import CalibrationRecord, CalibrationSnapshot, CatalogSnapshot, ModelFacts
-from app.planning import batch, calibration, fleet, replica
+from app.planning import batch, fleet, replica
+from app.planning.calibration import basis as calibration
 from app.planning.context import Context
 from app.planning.errors import InvalidRequest, UnknownResource
 
@@ -32,7 +34,8 @@ def load(path: str, payload: dict[str, Any]) -> Any:
 
 
 def as_json(value: Any) -> Any:
-    return json.loads(json.dumps(value))
+    """An answer as its endpoint writes it (a typed one through its schema)."""
+    return json.loads(json.dumps(dump(value)))
 
 
 @pytest.mark.parametrize(
@@ -54,7 +57,7 @@ def test_a_service_answers_as_its_endpoint(
         "/v1/throughput": replica.throughput,
         "/v1/cost": replica.cost,
         "/v1/roofline": replica.roofline,
-        "/v1/fleet": lambda request, context: fleet.fleet(request, context).body,
+        "/v1/fleet": lambda request, context: fleet.plan(request, context).body,
         "/v1/batch": batch.batch,
     }[path]
     over_http = client.post(path, json=payload)
@@ -142,4 +145,4 @@ def test_the_outage_note_is_in_every_answer_with_warnings(snapshot: CatalogSnaps
     note = "catalog served from memory: the database is unreachable since 2026-12-01T00:00:00Z"
     context = Context(snapshot, notes=(note,))
     assert note in replica.fit(load("/v1/fit", FIT), context)["warnings"]
-    assert note in fleet.fleet(load("/v1/fleet", {**FIT, "requests_per_day": 1e5}), context).body["warnings"]
+    assert note in fleet.plan(load("/v1/fleet", {**FIT, "requests_per_day": 1e5}), context).body["warnings"]

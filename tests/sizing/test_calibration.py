@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from app.calibration.startup_log import LogParseError, parse_startup_log
+from app.planning.calibration.startup_log import LogParseError, parse_startup_log
 from app.sizing import memory, timing
 from app.sizing.calibration import BenchmarkPoint, fit_efficiencies, fit_memory_overhead
 from app.sizing.errors import SizingError

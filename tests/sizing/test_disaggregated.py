@@ -6,9 +6,10 @@ from dataclasses import replace
 import pytest
 
 from app.sizing import disaggregated, timing
-from app.sizing.fleet_plan import DECODE, PREFILL, Arrivals, FleetInputs, arrival_model
+from app.sizing.fleet_plan import Arrivals, FleetInputs, arrival_model
 from app.sizing.plan import PlanInputs, plan_fit, prepare_timing
 from app.sizing.queueing import ReplicaModel
+from app.sizing.vocabulary import Role
 
 from .specs import H100_SXM, L4, LLAMA_31_8B
 
@@ -55,12 +56,12 @@ def test_each_pool_s_replica_model_serves_its_half_of_a_request():
     arrivals = Arrivals(prompt_tokens_cv=0.5, output_tokens_cv=0.5)
     # Prefill: one output token, no spread in it; the step budget is the engine's.
     prefill_fit = plan_fit(LLAMA_31_8B, H100_SXM, replace(plan, output_tokens=1))
-    prefill = arrival_model(prefill_fit, prepare_timing(prefill_fit), arrivals, 64, PREFILL)
+    prefill = arrival_model(prefill_fit, prepare_timing(prefill_fit), arrivals, 64, Role.PREFILL)
     assert prefill.traffic.output_tokens == 1 and prefill.traffic.output_tokens_cv == 0
     assert prefill.limits.max_batched_tokens == prefill_fit.inputs.max_batched_tokens
     # Decode: prompts cost its steps nothing, and no step budget binds them.
     decode_fit = plan_fit(LLAMA_31_8B, H100_SXM, plan)
-    decode = arrival_model(decode_fit, prepare_timing(decode_fit), arrivals, 64, DECODE)
+    decode = arrival_model(decode_fit, prepare_timing(decode_fit), arrivals, 64, Role.DECODE)
     assert decode.steps.prefill_cost == 0
     assert decode.limits.max_batched_tokens >= decode_fit.result.kv_capacity_tokens
     aggregated = arrival_model(decode_fit, prepare_timing(decode_fit), arrivals, 64)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from app.sizing import fleet, timing
 from app.sizing.fleet_plan import FleetInputs, Period, forecast, plan_fleet, rank
 from app.sizing.plan import PlanInputs
+from app.sizing.vocabulary import Binding, CapacityBound
 
 from .specs import H100_SXM, L4, LLAMA_31_8B, LLAMA_31_70B
 
@@ -76,7 +77,7 @@ WORK = timing.Workload(LLAMA_31_8B, "bf16", "bf16", 1, 2048, 512)
 
 def test_replica_concurrency_is_the_largest_under_a_10_ms_tpot_slo():
     capacity = fleet.replica_capacity(WORK, HW, 166, 2048, tpot_slo_s=0.010)
-    assert capacity.bound_by == fleet.TPOT_SLO and capacity.meets_slo
+    assert capacity.bound_by == Binding.TPOT_SLO and capacity.meets_slo
     at = timing.continuous_batching(WORK, HW, capacity.concurrency, 2048)
     after = timing.continuous_batching(WORK, HW, capacity.concurrency + 1, 2048)
     assert at.time_per_token_s <= 0.010 < after.time_per_token_s
@@ -84,12 +85,12 @@ def test_replica_concurrency_is_the_largest_under_a_10_ms_tpot_slo():
 
 def test_without_slos_the_kv_cache_bounds_the_replica():
     capacity = fleet.replica_capacity(WORK, HW, 166, 2048)
-    assert (capacity.concurrency, capacity.bound_by) == (166, fleet.KV_CAPACITY)
+    assert (capacity.concurrency, capacity.bound_by) == (166, Binding.KV_CAPACITY)
 
 
 def test_a_ttft_slo_binds_when_it_is_the_tighter_one():
     capacity = fleet.replica_capacity(WORK, HW, 166, 2048, ttft_slo_s=0.080)
-    assert capacity.bound_by == fleet.TTFT_SLO
+    assert capacity.bound_by == Binding.TTFT_SLO
     assert timing.continuous_batching(WORK, HW, capacity.concurrency + 1, 2048).ttft_s > 0.080
 
 
@@ -114,7 +115,7 @@ def test_plan_fleet_prices_the_whole_fleet_per_month():
     )
     assert plan.size.gpus_total == 6
     assert plan.monthly_cost_usd == pytest.approx(6 * 3.0 * 720)
-    assert plan.capacity.bound_by == fleet.MEASURED
+    assert plan.capacity.bound_by == Binding.MEASURED
 
 
 def test_a_forecast_sizes_each_period():
@@ -214,7 +215,7 @@ def test_the_lazy_ranking_finds_the_best_an_exhaustive_one_finds(percentile):
     assert any(o.floor is not None and o.plan is None for o in options), "no shape was spared its fit"
     # A median is no bound of the means: at p50 no option is left on its mean latencies.
     if percentile < 90:
-        assert all(o.bound != fleet.MEAN_BOUND for o in options)
+        assert all(o.bound != CapacityBound.MEAN_LATENCIES for o in options)
 
 
 def test_the_no_fit_shortcut_rules_out_only_what_the_fit_would():

@@ -71,6 +71,7 @@ def test_more_violations_as_the_scale_up_delay_grows(by_delay):
     assert rates[-1] > rates[0]
 
 
+@pytest.mark.simulation
 def test_a_warm_pool_cuts_the_violations_of_a_slow_scale_up(plan, case, by_delay):
     slow = 6 * plan.cold_start_s
     warm = day_with(case, scale_up_delay_s=slow, warm_pool=2)
@@ -80,6 +81,7 @@ def test_a_warm_pool_cuts_the_violations_of_a_slow_scale_up(plan, case, by_delay
     assert warm.replica_hours > by_delay[slow].replica_hours
 
 
+@pytest.mark.simulation
 def test_a_static_fleet_is_billed_for_every_replica_all_day(plan, case):
     model, day, _, _ = case
     held = plan.size.replicas_total
@@ -90,6 +92,7 @@ def test_a_static_fleet_is_billed_for_every_replica_all_day(plan, case):
     assert result.violation_rate <= 0.01
 
 
+@pytest.mark.simulation
 def test_the_recommendation_meets_the_target_with_fewer_gpu_hours_than_the_static_plan(plan, case):
     model, day, policy, first = case
     held = plan.size.replicas_total

@@ -11,6 +11,7 @@ import pytest
 from app.sizing import queueing, simulate, timing
 from app.sizing.queueing import ReplicaModel, _gamma_quantile, erlang_c, gamma_cdf, total_length_quantile
 from app.sizing.simulate import Limits, Traffic, saturation_rate
+from app.sizing.vocabulary import Binding
 from bench import latency as bench
 
 from .specs import LLAMA_31_8B
@@ -144,12 +145,12 @@ def test_the_saturation_estimate_is_near_the_simulators():
 def test_max_request_rate_meets_the_slos_and_says_what_binds():
     model = model_for(1000, 200)
     loose = model.max_request_rate(ttft_slo_s=10.0, tpot_slo_s=1.0, percentile=95)
-    assert loose.meets_slo and loose.bound_by == queueing.MAX_NUM_SEQS
+    assert loose.meets_slo and loose.bound_by == Binding.MAX_NUM_SEQS
     assert loose.rate_per_s == pytest.approx(model.saturation_rate_per_s, rel=2e-3)
     tight = model.max_request_rate(ttft_slo_s=0.2, tpot_slo_s=0.012, percentile=95)
-    assert tight.bound_by in (queueing.TTFT_SLO, queueing.TPOT_SLO)
+    assert tight.bound_by in (Binding.TTFT_SLO, Binding.TPOT_SLO)
     assert tight.estimate is not None and tight.estimate.tpot_s.p95 <= 0.012 and tight.estimate.ttft_s.p95 <= 0.2
-    assert model.latency(tight.rate_per_s * 1.01).tpot_s.p95 > 0.012 or tight.bound_by == queueing.TTFT_SLO
+    assert model.latency(tight.rate_per_s * 1.01).tpot_s.p95 > 0.012 or tight.bound_by == Binding.TTFT_SLO
     impossible = model.max_request_rate(tpot_slo_s=0.001)
     assert not impossible.meets_slo and impossible.rate_per_s == 0.0
     with pytest.raises(ValueError):
@@ -172,7 +173,7 @@ def test_the_kv_rule_keeps_mean_plus_three_sd_within_the_cache():
     # 8B on an L4: (24 GB x 0.9 - 16.06 GB) / 131,072 B = 42,260 tokens.
     model = model_for(1500, 300, Limits(2048, 256, 42_260), hw=timing.Hardware(300e9, 121e12))
     best = model.max_request_rate(ttft_slo_s=100.0, tpot_slo_s=10.0)
-    assert best.bound_by == queueing.KV_CAPACITY
+    assert best.bound_by == Binding.KV_CAPACITY
     assert best.estimate is not None
     assert best.estimate.kv_tokens_mean + 3 * best.estimate.kv_tokens_sd <= 42_260
 
@@ -191,6 +192,7 @@ def test_the_mean_core_takes_microseconds():
 # The grid: every case of bench.GRID and bench.HELD_OUT at each utilization, against
 # simulator references of 40,000 requests (two processes). Target: p50 within 25% and p99
 # within 35% on at least 95% of the points, for TTFT and TPOT.
+@pytest.mark.simulation
 def test_the_analytic_mode_agrees_with_the_simulator_on_the_grid():
     start = time.perf_counter()
     points = bench.reference_points(range(len(bench.CASES)), bench.UTILIZATIONS, bench.REFERENCE_REQUESTS, jobs=2)

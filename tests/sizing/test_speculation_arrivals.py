@@ -98,6 +98,7 @@ def test_at_a_trickle_the_queueing_tpot_is_the_batch_1_speculative_tpot() -> Non
     assert spec.seats == 256
 
 
+@pytest.mark.simulation
 def test_the_simulator_and_the_queueing_model_agree_under_speculation() -> None:
     w = work()
     steps = speculative_steps(EAGLE, w)

@@ -6,6 +6,7 @@ import pytest
 from app.sizing import timing
 from app.sizing.parallelism import tp_communication_s
 from app.sizing.specs import ModelSpec
+from app.sizing.vocabulary import RooflineBound
 
 from .specs import LLAMA_31_8B, QWEN3_30B_A3B
 
@@ -25,7 +26,7 @@ def decode_ms(w, hw, batch):
 def test_llama_3_1_8b_decodes_in_7_ms_memory_bound_with_0_03_ms_of_compute():
     step = timing.decode_step(work(), H100, 1, 2048 + 256)
     assert step.time_s * 1e3 == approx(7.0)
-    assert step.bound == timing.MEMORY
+    assert step.bound == RooflineBound.MEMORY
     assert round(step.compute_s * 1e3, 2) == 0.03
 
 
@@ -54,7 +55,7 @@ def test_prefill_of_2048_tokens_is_compute_bound_68_7_ms_and_64_prompts_take_4_4
     one = timing.prefill(work(), H100, 1)
     assert one.compute_s * 1e3 == approx(68.7)
     assert one.memory_s * 1e3 == approx(7.0)
-    assert one.bound == timing.COMPUTE
+    assert one.bound == RooflineBound.COMPUTE
     assert timing.prefill(work(), H100, 64).time_s == approx(4.4)
 
 

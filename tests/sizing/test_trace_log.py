@@ -183,6 +183,7 @@ def test_a_log_without_two_requests_or_a_time_span_is_refused(lines: list[str], 
     assert caught.value.line is None
 
 
+@pytest.mark.simulation
 def test_whole_second_timestamps_at_a_high_rate_leave_burstiness_unfitted() -> None:
     rows = synthetic_rows(1, 200_000, shape=1.0, seed=5)
     found = profile_log(csv_lines([(float(int(t)), p, o, c) for t, p, o, c in rows]))
@@ -201,6 +202,7 @@ def test_length_samples_are_pairs_of_the_log_drawn_the_same_each_time(
     assert set(first.length_samples) <= pairs
 
 
+@pytest.mark.simulation
 def test_a_million_rows_profile_in_seconds(capsys: pytest.CaptureFixture[str]) -> None:
     """The benchmark of the issue: prints rows/s (CPU time, so a loaded machine reads fairly)."""
     rng = random.Random(1)

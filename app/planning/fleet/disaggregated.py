@@ -1,43 +1,36 @@
-"""/v1/fleet with topology=disaggregated: a prefill pool and a decode pool, each sized for its own
-objective (app/sizing/disaggregated.py), the aggregated plan beside them, and which costs less."""
+"""The disaggregated layout (`topology=disaggregated`): a prefill pool and a decode pool, each
+sized for its own objective (app/sizing/disaggregated.py), the aggregated plan beside them, and
+which costs less."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from app.sizing.cost import monthly_cost_per_million_tokens_usd
-from app.sizing.disaggregated import DISAGGREGATED, DisaggregatedPlan, cheaper, plan_disaggregated
+from app.sizing.disaggregated import DisaggregatedPlan, cheaper, plan_disaggregated
 from app.sizing.fleet_plan import FleetInputs, FleetPlan, Option, Period, forecast
+from app.sizing.vocabulary import FleetLayout
 
-from . import finance
-from .calibration import apply, basis, ranking_note
-from .context import Context
-from .fleet import (
-    NO_OPTION,
-    FleetAnswer,
-    autoscaling_body,
-    flat_day_warning,
-    option_row,
-    replica_body,
-    served_name,
-    simulated_body,
-    size_body,
-    vllm_command,
-)
-from .latency import kv_transfer_body
-from .replica import engine_fields, with_engine
-from .requests import FleetRequest
+from .. import finance
+from ..calibration.basis import apply, basis, ranking_note
+from ..context import Context
+from ..deployment import autoscaling_body, served_name, vllm_command
+from ..latency import kv_transfer_body
+from ..replica import engine_fields, with_engine
+from ..requests import FleetRequest
+from .answer import NO_OPTION, FleetAnswer, flat_day_warning, option_row, replica_body, simulated_body, size_body
 
 # vLLM's NIXL connector moves the KV between the pools; each instance is launched with it (a
 # router sends the prompt to a prefill replica, then the request to a decode replica).
 VLLM_KV_TRANSFER = """--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'"""
 LEAVES_OUT = (
     "the decode replica's wait for a seat (it delays the second token, not the first), contention on the "
-    "KV link, the router's own latency and prefix caching"
+    "KV link, the router's own latency, and the routing a prefix_cache_hit_rate assumes (requests sharing a "
+    "prefix sent to the prefill replica that caches it)"
 )
 
 
-def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
+def plan(request: FleetRequest, context: Context) -> FleetAnswer:
     """Both pools for the request's traffic on its GPU (every valid TP of it) or the whole
     catalog, each with N+1, and the aggregated plan's cost beside them."""
     model, model_label = context.model(request.model)
@@ -60,7 +53,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     winner, why = cheaper(plan)
     body: dict[str, Any] = {
         "model": model_label,
-        "topology": DISAGGREGATED,
+        "topology": FleetLayout.DISAGGREGATED,
         "status": "ok" if plan.meets_slo else NO_OPTION,
         "meets_slo": plan.meets_slo,
         "prefill_pool": _pool(plan.prefill, plan.prefill_options, plan.prefill_inputs, model_label, request),
@@ -99,7 +92,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     if request.forecast and plan.prefill is not None and plan.decode is not None:
         rows = _periods(plan, request)
         body["periods"] = rows
-    return FleetAnswer(body, rows, None, model_label, "topology")
+    return FleetAnswer(FleetLayout.DISAGGREGATED, body, rows, None, model_label)
 
 
 def _pool(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from app.catalog.snapshots import CalibrationRecord, CalibrationSnapshot, Key
@@ -20,8 +20,9 @@ from app.sizing.plan import PlanInputs, resolve_target
 from app.sizing.precision import choose_weight_precision
 from app.sizing.specs import GpuSpec, ModelSpec
 
-from .context import Context
-from .requests import GpuRef, ModelRef
+from ..answers import CalibrationEngine, CalibrationUsed
+from ..context import Context
+from ..requests import GpuRef, ModelRef
 
 EXACT = "calibrated"
 NEAREST = "calibrated-nearest"
@@ -62,24 +63,32 @@ class Applied:
             return DATASHEET
         return NEAREST if self.nearest else EXACT
 
-    def describe(self) -> dict[str, Any] | None:
+    def used(self) -> CalibrationUsed | None:
+        """The calibration the plan took figures from (None: it took none)."""
         record = self.record
         if record is None or not self.fields_used:
             return None
-        return {
-            "id": record.id,
-            "model": record.model,
-            "match": "nearest" if self.nearest else "exact",
-            "point_count": record.point_count,
-            "mape_percent": record.mape_percent,
-            "engine": {"name": record.engine, "version": record.engine_version},
-            "tensor_parallel": record.tensor_parallel,
-            "created_at": record.created_at,
-            "memory_efficiency": record.memory_efficiency,
-            "compute_efficiency": record.compute_efficiency,
-            "memory_overhead_gb": record.memory_overhead_gb,
-            "fields_used": list(self.fields_used),
-        }
+        return CalibrationUsed(
+            id=record.id,
+            model=record.model,
+            match="nearest" if self.nearest else "exact",
+            point_count=record.point_count,
+            mape_percent=record.mape_percent,
+            engine=CalibrationEngine(record.engine, record.engine_version),
+            tensor_parallel=record.tensor_parallel,
+            created_at=record.created_at,
+            memory_efficiency=record.memory_efficiency,
+            compute_efficiency=record.compute_efficiency,
+            memory_overhead_gb=record.memory_overhead_gb,
+            fields_used=self.fields_used,
+        )
+
+    def describe(self) -> dict[str, Any] | None:
+        """`used()` as a dict answer holds it (its field names are the wire's)."""
+        used = self.used()
+        if used is None:
+            return None
+        return {**asdict(used), "fields_used": list(used.fields_used)}
 
     def notes(self, tensor_parallel: int | None, kv_precision: str | None) -> list[str]:
         """Where the calibration in use was measured under other settings than the plan's."""

@@ -1,4 +1,4 @@
-"""/v1/fleet with mix=true: several replica kinds, each serving the length buckets it is
+"""The mixed layout (`mix=true`): several replica kinds, each serving the length buckets it is
 cheapest for (app/sizing/mix.py builds the problem, app/planning/mix.py solves it), beside
 the best single-kind plan."""
 
@@ -9,25 +9,28 @@ from typing import Any
 from app.sizing.cost import monthly_cost_per_million_tokens_usd
 from app.sizing.errors import SizingError
 from app.sizing.fleet import SECONDS_PER_DAY
-from app.sizing.fleet_plan import AGGREGATED, OPTIMISTIC_UTILIZATION, Arrivals, Period
+from app.sizing.fleet_plan import OPTIMISTIC_UTILIZATION, Arrivals, Period
 from app.sizing.mix import MixKind, PoolSize, pool_size
+from app.sizing.vocabulary import FleetLayout
 
-from . import finance
-from .calibration import apply, basis, ranking_note
-from .context import Context
-from .fleet import FLAT_DAY, NO_OPTION, FleetAnswer, vllm_command
-from .mix import MixPlan, MixPool, plan_mix
-from .replica import with_engine
-from .requests import FleetRequest
+from .. import finance
+from ..calibration.basis import apply, basis, ranking_note
+from ..context import Context
+from ..deployment import vllm_command
+from ..mix import MixPlan, MixPool, plan_mix
+from ..replica import with_engine
+from ..requests import FleetRequest
+from .answer import FLAT_DAY, NO_OPTION, FleetAnswer
 
 LEAVES_OUT = (
     "a replica's capacity for each length bucket is its capacity serving that bucket alone: a pool that "
     "blends buckets (rather than a router sending each length to its pool) sees short requests' TPOT "
-    "drag behind long prompts' chunks; the router's own latency and prefix caching"
+    "drag behind long prompts' chunks; the router's own latency, and the routing a prefix_cache_hit_rate "
+    "assumes (requests sharing a prefix sent to the replica that caches it)"
 )
 
 
-def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
+def plan(request: FleetRequest, context: Context) -> FleetAnswer:
     """The cost-minimal mix of replica kinds over `gpus` (or the catalog) for the request's
     length buckets, each kind with N+1, and the best single kind beside it."""
     model, model_label = context.model(request.model)
@@ -48,7 +51,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
     ]
     body: dict[str, Any] = {
         "model": model_label,
-        "topology": AGGREGATED,
+        "topology": FleetLayout.AGGREGATED,
         "status": "ok" if plan.meets_slo else NO_OPTION,
         "meets_slo": plan.meets_slo,
         "requests_per_s": request.traffic.requests_per_s,
@@ -71,7 +74,7 @@ def fleet(request: FleetRequest, context: Context) -> FleetAnswer:
         # Its own rows (MixPeriod): a mix is sized at peak per pool, with no average fleet.
         rows = [_period_row(period, plan, request) for period in request.forecast]
         body["mix"]["periods"] = rows
-    return FleetAnswer(body, [_flat(row) for row in rows], None, model_label, "mix")
+    return FleetAnswer(FleetLayout.MIXED, body, [_flat(row) for row in rows], None, model_label)
 
 
 def _flat_day(request: FleetRequest) -> list[str]:

@@ -1,15 +1,15 @@
 """Storing a calibration: fit efficiencies to measured benchmark points and a memory overhead
-to an engine start-up log (app/calibration/fit.py), for a catalog model on a catalog GPU,
+to an engine start-up log (fit.py), for a catalog model on a catalog GPU,
 into the row the catalog stores. Nothing is stored here: the caller commits the row."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app.calibration.fit import CalibrationRequest, calibrate
 from app.catalog.models import Calibration
 
-from .context import Context
+from ..context import Context
+from .fit import CalibrationRequest, calibrate
 
 
 def _request(data: dict[str, Any]) -> CalibrationRequest:

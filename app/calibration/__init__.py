@@ -1,1 +1,0 @@
-"""Calibration from users' measurements: start-up logs and benchmark points."""
