@@ -99,10 +99,11 @@ def running_server(
     workdir: Path | None = None,
     env: Mapping[str, str] | None = None,
     prepare_multiproc_dir: Any = None,
+    app_spec: str = "app:create_app()",
 ) -> Iterator[Server]:
     """gunicorn with `workers` workers (gunicorn.conf.py) on a free loopback port, over a fresh SQLite
     catalog in `workdir` (a temporary directory by default), or the `DATABASE_URL` of `env`
-    (migrated and seeded first); stopped on exit."""
+    (migrated and seeded first); stopped on exit. `app_spec` is the WSGI app gunicorn loads."""
     with tempfile.TemporaryDirectory(prefix="fleet-sizer-server-") as scratch:
         base = Path(workdir or scratch)
         base.mkdir(parents=True, exist_ok=True)
@@ -127,7 +128,7 @@ def running_server(
         log_path = base / "gunicorn.log"
         with log_path.open("wb") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", "app:create_app()"],
+                [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py", app_spec],
                 cwd=REPO_ROOT,
                 env=full_env,
                 stdout=log,

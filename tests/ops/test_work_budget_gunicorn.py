@@ -16,7 +16,10 @@ import pytest
 
 from bench.server import Server, running_server
 
+from .stalling_app import STALL_HEADER
 from .test_metrics import scrape, value
+
+STALLING_APP = "tests.ops.stalling_app:create_app()"
 
 pytestmark = pytest.mark.slow
 HOSTILE = urlencode(
@@ -62,17 +65,16 @@ def test_four_hostile_simulations_at_once_answer_422_and_healthz_stays_quick(tmp
 
 
 def test_a_worker_killed_at_gunicorns_timeout_is_counted_and_logged_with_its_request_id(tmp_path) -> None:
-    # gunicorn's timeout cut to 2 s and the app's time budget raised past it: the one way left
-    # for a request to meet the timeout. The most simulated work allowed (twenty rates of 10,000
-    # requests each, 200,000 in all) takes several seconds; the default 2,000 a rate took 1.6 s.
-    env = {"GUNICORN_CMD_ARGS": "--timeout 2", "TIME_BUDGET_S": "120"}
-    rates = ",".join(map(str, range(1, 21)))
-    sweep = urlencode(
-        {"model": "llama-3.1-8b", "gpu": "h100-sxm", "mode": "simulate", "sweep_rates": rates, "requests": 10_000}
-    )
-    with running_server(1, workdir=tmp_path, env=env) as server:
+    # gunicorn's timeout cut to 2 s and a request that holds its worker 60 s past the service's
+    # own hooks (tests/ops/stalling_app.py): the kill depends on the clock alone. A heavy
+    # computation served the same purpose until a faster simulator finished it inside the
+    # timeout on some machines.
+    env = {"GUNICORN_CMD_ARGS": "--timeout 2"}
+    query = urlencode({"model": "llama-3.1-8b", "gpu": "h100-sxm"})
+    with running_server(1, workdir=tmp_path, env=env, app_spec=STALLING_APP) as server:
         request = urllib.request.Request(
-            f"{server.base_url}/v1/latency?{sweep}", headers={"X-Request-ID": "slow-sweep-1", "Connection": "close"}
+            f"{server.base_url}/v1/latency?{query}",
+            headers={"X-Request-ID": "stalled-1", "Connection": "close", STALL_HEADER: "60"},
         )
         with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
             urllib.request.urlopen(request, timeout=60).read()
@@ -91,6 +93,6 @@ def test_a_worker_killed_at_gunicorns_timeout_is_counted_and_logged_with_its_req
         assert timeouts == 1.0, context
         stopped = [r for r in records if r.get("message") == "worker stopped mid-request"]
         assert len(stopped) == 1, context
-        assert stopped[0]["request_id"] == "slow-sweep-1"
+        assert stopped[0]["request_id"] == "stalled-1"
         assert stopped[0]["reason"] == "timeout" and stopped[0]["route"] == "/v1/latency"
         assert stopped[0]["duration_ms"] >= 2000
