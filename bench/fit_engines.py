@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from app.api.schemas import PLANNING_BY_PATH
+from app.api.wire import dump
 from app.catalog.convert import engine_to_spec, gpu_to_spec, model_to_spec
 from app.catalog.models import Model
 from app.catalog.seed import SEED_DIR, _engine_row, _gpu_row, load_seed_files
@@ -98,7 +99,8 @@ def load_catalog(seed_dir: Path = SEED_DIR) -> Catalog:
     )
 
 
-_SERVICES: dict[str, Callable[[Any, Context], dict[str, Any]]] = {
+# Each answers as its endpoint writes it (a typed answer through its schema: app.api.wire).
+_SERVICES: dict[str, Callable[[Any, Context], Any]] = {
     "/v1/fit": replica.fit,
     "/v1/throughput": replica.throughput,
     "/v1/batch": batch_service.batch,
@@ -112,7 +114,7 @@ def in_process(catalog: Catalog) -> Ask:
 
     def ask(endpoint: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            return _SERVICES[endpoint](PLANNING_BY_PATH[endpoint].schema.load(params), Context(snapshot))
+            return dump(_SERVICES[endpoint](PLANNING_BY_PATH[endpoint].schema.load(params), Context(snapshot)))
         except SizingError as exc:
             raise LookupError(f"{exc.field}: {exc.message}") from None
         except PlanningError as exc:

@@ -21,13 +21,13 @@ bp = Blueprint("planning", __name__, url_prefix="/v1")
 @bp.route("/fit", methods=["GET", "POST"])
 def fit() -> Response:
     """Do the weights and the KV cache fit, and for how many concurrent conversations?"""
-    return respond(replica.fit(parse(PLANNING_BY_PATH["/v1/fit"].schema), context()))
+    return respond(dump(replica.fit(parse(PLANNING_BY_PATH["/v1/fit"].schema), context())))
 
 
 @bp.route("/throughput", methods=["GET", "POST"])
 def throughput() -> Response:
     """Time per token, TTFT, tokens/s and what bounds them; one row per sweep concurrency."""
-    body = replica.throughput(parse(PLANNING_BY_PATH["/v1/throughput"].schema), context())
+    body = dump(replica.throughput(parse(PLANNING_BY_PATH["/v1/throughput"].schema), context()))
     return respond(body, rows=body["sweep"] or None)
 
 

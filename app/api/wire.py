@@ -4,7 +4,8 @@ Each answer type of app/planning/answers.py is written by a marshmallow schema o
 app/openapi/answers.py (`WRITERS`), the same one the OpenAPI document is generated from: the
 keys, their types and their units are declared once. Keys come in the answer type's field
 order, each written by the schema's field that reads that attribute; a nested answer by the
-schema its field nests.
+schema its field nests; a piece marked FLAT (app.planning.answers) as its own fields in
+place, each read through the path to it (`memory.weights_bytes`).
 
 Dumping through marshmallow itself costs about 0.7 us a field, which a whole throughput answer
 would feel; each (type, schema) pair is compiled once into a plain list of getters and
@@ -16,17 +17,21 @@ a hand-written answer did, so the bytes are the same.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from operator import attrgetter
 from typing import Any
 
 from marshmallow import Schema, fields
 from marshmallow.class_registry import get_class
 
-from app.openapi.answers import WRITERS, Scaled
+from app.openapi.answers import WRITERS, Rounded, Scaled
+from app.planning.answers import FLAT_KEY
 
 Dumper = Callable[[Any], dict[str, Any]]
 Convert = Callable[[Any], Any]
-Step = tuple[str, str, Convert | None]
+# A wire key, the getter of its value from the answer, and what the value goes through.
+Step = tuple[str, Callable[[Any], Any], Convert | None]
 _COMPILED: dict[tuple[type, type[Schema]], tuple[Dumper, list[Step]]] = {}
 
 
@@ -42,15 +47,21 @@ def _nested(schema: type[Schema]) -> Convert:
     """A nested answer, written by `schema` as its own type's fields (compiled on first sight)."""
 
     def convert(value: Any) -> Any:
-        return None if value is None else compiled(type(value), schema)(value)
+        if value is None or isinstance(value, Mapping):
+            return value  # ranges keyed by figure name are a mapping, written as they are
+        return compiled(type(value), schema)(value)
 
     return convert
 
 
 def _converter(field: fields.Field[Any]) -> Convert | None:
     """What a value goes through on its way out (None: written as it is)."""
-    if isinstance(field, Scaled):
+    if isinstance(field, (Scaled, Rounded)):
         return field.convert
+    if isinstance(field, fields.Dict) and field.value_field is not None:
+        value = _converter(field.value_field)
+        if value is not None:
+            return lambda items: None if items is None else {k: value(v) for k, v in items.items()}
     if isinstance(field, fields.Nested):
         inner = _nested(_schema_class(field.nested))
         if field.many:
@@ -70,21 +81,32 @@ def _compile(answer_type: type, schema: type[Schema]) -> tuple[Dumper, list[Step
         return found
     by_attribute = {field.attribute or name: (field.data_key or name, field) for name, field in schema().fields.items()}
     steps: list[Step] = []
-    for field in dataclasses.fields(answer_type):
-        if field.name not in by_attribute:
-            raise TypeError(f"{schema.__name__} has no field that writes {answer_type.__name__}.{field.name}")
-        key, schema_field = by_attribute[field.name]
-        steps.append((key, field.name, _converter(schema_field)))
+    for path, name in _paths(answer_type):
+        if name not in by_attribute:
+            raise TypeError(f"{schema.__name__} has no field that writes {answer_type.__name__}.{path}")
+        key, schema_field = by_attribute[name]
+        steps.append((key, attrgetter(path), _converter(schema_field)))
 
     def dump(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, attribute, convert in steps:
-            item = getattr(value, attribute)
+        for key, get, convert in steps:
+            item = get(value)
             out[key] = item if convert is None else convert(item)
         return out
 
     _COMPILED[(answer_type, schema)] = (dump, steps)
     return dump, steps
+
+
+def _paths(answer_type: type, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """Each written field of `answer_type` as (the path to it, its own name), a flat piece's
+    fields in its place."""
+    hints = typing.get_type_hints(answer_type)
+    for field in dataclasses.fields(answer_type):
+        if field.metadata.get(FLAT_KEY):
+            yield from _paths(hints[field.name], f"{prefix}{field.name}.")
+        else:
+            yield f"{prefix}{field.name}", field.name
 
 
 def compiled(answer_type: type, schema: type[Schema]) -> Dumper:

@@ -30,6 +30,7 @@ from app.sizing import disaggregated, procurement
 from app.sizing.triggers import SIGNALS
 from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, RooflineBound
 
+MS = 1e3  # seconds held, milliseconds written
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
 PLAN_BASES = ("datasheet", "measured", "calibrated", "calibrated-nearest")
 BOUND_BY = tuple(Binding)
@@ -54,6 +55,16 @@ class Scaled(fields.Float):
         return value / self.factor if self.divide else value * self.factor
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> float | None:
+        return self.convert(value)
+
+
+class Rounded(fields.Integer):
+    """A count held unrounded (bytes of a plan), written as the nearest whole number."""
+
+    def convert(self, value: float | None) -> int | None:
+        return None if value is None else round(value)
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> int | None:
         return self.convert(value)
 
 
@@ -139,8 +150,8 @@ class _EngineFigures(Schema):
 
 class FitResponse(_EngineFigures):
     model = fields.String(required=True)
-    draft_weights_bytes = fields.Integer(required=True, allow_none=True)
-    draft_kv_bytes_per_token = fields.Integer(required=True, allow_none=True)
+    draft_weights_bytes = Rounded(required=True, allow_none=True)
+    draft_kv_bytes_per_token = Rounded(required=True, allow_none=True)
     gpu = fields.String(required=True)
     mig_profile = fields.String(required=True, allow_none=True)
     weight_precision = fields.String(required=True)
@@ -151,19 +162,19 @@ class FitResponse(_EngineFigures):
     valid_tensor_parallel = fields.List(fields.Integer(), required=True)
     min_gpus_to_fit = fields.Integer(required=True, allow_none=True)
     rough_gpus = fields.Integer(required=True)
-    weights_bytes = fields.Integer(required=True)
-    kv_bytes_per_token = fields.Integer(required=True)
-    kv_bytes_per_sequence = fields.Integer(required=True)
-    usable_bytes = fields.Integer(required=True)
-    kv_budget_bytes = fields.Integer(required=True)
+    weights_bytes = Rounded(required=True)
+    kv_bytes_per_token = Rounded(required=True)
+    kv_bytes_per_sequence = Rounded(required=True)
+    usable_bytes = Rounded(required=True)
+    kv_budget_bytes = Rounded(required=True)
     shared_prefix_tokens = fields.Integer(required=True)
-    shared_prefix_kv_bytes = fields.Integer(required=True)
-    kv_bytes_saved = fields.Integer(required=True)
+    shared_prefix_kv_bytes = Rounded(required=True)
+    kv_bytes_saved = Rounded(required=True)
     kv_capacity_tokens = fields.Integer(required=True)
     max_concurrency = fields.Integer(required=True)
     concurrency = fields.Integer(required=True)
-    kv_bytes_at_concurrency = fields.Integer(required=True)
-    memory_used_bytes = fields.Integer(required=True)
+    kv_bytes_at_concurrency = Rounded(required=True)
+    memory_used_bytes = Rounded(required=True)
     fits_weights = fields.Boolean(required=True)
     fits = fields.Boolean(required=True)
     memory_gb_per_gpu = fields.Float(required=True)
@@ -187,10 +198,10 @@ class SpeculationSettings(Schema):
 
 
 class SpeculativeStep(SpeculationSettings):
-    draft_ms = fields.Float(required=True)
-    verify_ms = fields.Float(required=True)
-    plain_step_ms = fields.Float(required=True)
-    time_per_token_ms = fields.Float(required=True)
+    draft_ms = Scaled(MS, attribute="draft_s", required=True)
+    verify_ms = Scaled(MS, attribute="verify_s", required=True)
+    plain_step_ms = Scaled(MS, attribute="plain_step_s", required=True)
+    time_per_token_ms = Scaled(MS, attribute="time_per_token_s", required=True)
     speedup = fields.Float(required=True)
 
 
@@ -201,13 +212,13 @@ class SpeculationPlanned(SpeculationSettings):
 
 class ContinuousBatching(Schema):
     max_batched_tokens = fields.Integer(required=True)
-    time_per_token_ms = fields.Float(required=True, allow_none=True)
-    ttft_ms = fields.Float(required=True, allow_none=True)
+    time_per_token_ms = Scaled(MS, attribute="time_per_token_s", required=True, allow_none=True)
+    ttft_ms = Scaled(MS, attribute="ttft_s", required=True, allow_none=True)
     tokens_per_s = fields.Float(required=True, allow_none=True)
     requests_per_s = fields.Float(required=True, allow_none=True)
     chunks_per_prompt = fields.Integer(required=True)
-    decode_step_ms = fields.Float(required=True, allow_none=True)
-    mixed_step_ms = fields.Float(required=True, allow_none=True)
+    decode_step_ms = Scaled(MS, attribute="decode_step_s", required=True, allow_none=True)
+    mixed_step_ms = Scaled(MS, attribute="mixed_step_s", required=True, allow_none=True)
     queueing = fields.String(
         required=True,
         validate=validate.OneOf(
@@ -221,29 +232,29 @@ class ContinuousBatching(Schema):
 
 
 class ThroughputResponse(FitResponse):
-    time_per_token_ms = fields.Float(required=True, allow_none=True)
+    time_per_token_ms = Scaled(MS, attribute="time_per_token_s", required=True, allow_none=True)
     tokens_per_s = fields.Float(required=True, allow_none=True)
     tokens_per_s_per_user = fields.Float(required=True, allow_none=True)
     decode_bound = fields.String(required=True, validate=validate.OneOf(BOUNDS))
-    decode_memory_ms = fields.Float(required=True, allow_none=True)
-    decode_compute_ms = fields.Float(required=True, allow_none=True)
-    weight_bytes_per_step = fields.Integer(required=True)
-    kv_bytes_per_step = fields.Integer(required=True)
+    decode_memory_ms = Scaled(MS, attribute="decode_memory_s", required=True, allow_none=True)
+    decode_compute_ms = Scaled(MS, attribute="decode_compute_s", required=True, allow_none=True)
+    weight_bytes_per_step = Rounded(required=True)
+    kv_bytes_per_step = Rounded(required=True)
     flops_per_step = fields.Float(required=True, allow_none=True)
     expert_fraction = fields.Float(required=True)
-    communication_ms = fields.Float(required=True, allow_none=True)
-    ttft_ms = fields.Float(required=True, allow_none=True)
+    communication_ms = Scaled(MS, attribute="communication_s", required=True, allow_none=True)
+    ttft_ms = Scaled(MS, attribute="ttft_s", required=True, allow_none=True)
     prefill_bound = fields.String(required=True, validate=validate.OneOf(BOUNDS))
-    prefill_compute_ms = fields.Float(required=True, allow_none=True)
-    prefill_memory_ms = fields.Float(required=True, allow_none=True)
-    request_latency_ms = fields.Float(required=True, allow_none=True)
+    prefill_compute_ms = Scaled(MS, attribute="prefill_compute_s", required=True, allow_none=True)
+    prefill_memory_ms = Scaled(MS, attribute="prefill_memory_s", required=True, allow_none=True)
+    request_latency_ms = Scaled(MS, attribute="request_latency_s", required=True, allow_none=True)
     effective_tokens_per_s = fields.Float(required=True, allow_none=True)
     crossover_concurrency = fields.Integer(required=True, allow_none=True)
     arithmetic_intensity = fields.Float(required=True, allow_none=True)
     ridge_flops_per_byte = fields.Float(required=True, allow_none=True)
     compute_precision = fields.String(required=True)
     peak_tflops = fields.Float(required=True)
-    memory_bandwidth_tb_per_s = fields.Float(required=True)
+    memory_bandwidth_tb_per_s = Scaled(1e12, divide=True, attribute="memory_bandwidth_bytes_per_s", required=True)
     memory_efficiency = fields.Float(required=True)
     compute_efficiency = fields.Float(required=True)
     context_tokens = fields.Float(required=True)
@@ -269,9 +280,12 @@ SweepRow = Schema.from_dict(
             "cost_per_million_output_tokens_usd fits",
         ),
         **{
-            f"continuous_batching_{name}": field
-            for name, field in taken(ContinuousBatching, "time_per_token_ms ttft_ms tokens_per_s").items()
+            f"continuous_batching_{name}": Scaled(
+                MS, attribute=f"continuous_batching_{name[:-3]}_s", required=True, allow_none=True
+            )
+            for name in ("time_per_token_ms", "ttft_ms")
         },
+        "continuous_batching_tokens_per_s": fields.Float(required=True, allow_none=True),
         "speculative_speedup": fields.Float(required=True, allow_none=True),
     },
     name="SweepRow",
@@ -1238,6 +1252,11 @@ for _component in COMPONENTS:
 
 # The typed answers (app/planning/answers.py) and the schemas that write them (app/api/wire.py).
 WRITERS: dict[type, type[Schema]] = {
+    typed.FitAnswer: FitResponse,
+    typed.ThroughputAnswer: ThroughputResponse,
+    typed.ContinuousBatching: ContinuousBatching,
+    typed.SpeculativeFigures: SpeculativeStep,
+    typed.SweepRow: SweepRow,
     typed.CostAnswer: CostResponse,
     typed.RooflineAnswer: RooflineResponse,
     typed.CalibrationUsed: PlanCalibration,

@@ -4,15 +4,27 @@ TFLOP/s, key order, null for a non-finite figure) is the API's: each type is wri
 schema of the same shape in app/openapi/answers.py, which also documents it (app/api/wire.py).
 
 Field names are the wire's names where the unit is the same; a field held in another unit than
-the wire's carries its own (`time_s` is written as `time_us`). Answers not yet typed here are
-still built as dicts by their services.
+the wire's carries its own (`time_s` is written as `time_us`), and a byte count held unrounded is
+written as a whole number. A piece marked `FLAT` (the memory plan a fit and a throughput answer
+share) is written as its own fields in place, not as a nested object. Answers not yet typed here
+are still built as dicts by their services; the pieces they share with typed ones
+(`EngineFigures`) hold the wire's units, so both kinds write the same figures.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 from app.sizing.vocabulary import RooflineBound
+
+# Metadata of a field whose value, a dataclass, is written as its own fields in place (the
+# wire form is one flat object): `memory: MemoryPlan = field(metadata=FLAT)`.
+FLAT_KEY = "flat"
+FLAT: Mapping[str, bool] = MappingProxyType({FLAT_KEY: True})
 
 
 @dataclass(frozen=True)
@@ -74,3 +86,193 @@ class RooflineAnswer:
     percent_of_peak: float
     time_s: float
     bound: RooflineBound
+
+
+@dataclass(frozen=True)
+class EngineFigures:
+    """What an engine's memory rule ran with: its settings and its reservations per GPU, in the
+    wire's units (GiB, whole bytes): the answers still built as dicts splice `fields()`."""
+
+    engine: str
+    engine_version: str | None
+    gpu_memory_utilization: float | None
+    max_batched_tokens: int | None
+    max_num_seqs: int | None
+    block_size: int
+    memory_visible_gib: float | None
+    weights_bytes_per_gpu: int
+    weights_by_component_bytes: Mapping[str, int] | None
+    activation_peak_gib_per_gpu: float | None
+    non_torch_gib_per_gpu: float | None
+    cuda_graph_gib_per_gpu: float | None
+    kv_budget_gib_per_gpu: float
+    expert_parallel: int | None
+
+    def fields(self) -> dict[str, Any]:
+        """The figures under their wire names, in order, as a dict answer holds them."""
+        return {name.name: getattr(self, name.name) for name in dataclasses.fields(self)}
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Do the weights and the KV cache fit one replica's GPUs, and for how many sequences: what
+    a fit answer and a throughput answer share. Bytes unrounded (written whole)."""
+
+    model: str
+    gpu: str
+    mig_profile: str | None
+    weight_precision: str
+    precision_native: bool
+    kv_precision: str
+    tensor_parallel: int
+    gpus: int
+    valid_tensor_parallel: tuple[int, ...]
+    min_gpus_to_fit: int | None
+    rough_gpus: int
+    weights_bytes: float
+    kv_bytes_per_token: float
+    kv_bytes_per_sequence: float
+    usable_bytes: float  # never negative: a shortfall is fits_weights false
+    kv_budget_bytes: float  # never negative
+    kv_capacity_tokens: int
+    max_concurrency: int
+    concurrency: int
+    kv_bytes_at_concurrency: float
+    shared_prefix_tokens: int
+    shared_prefix_kv_bytes: float
+    kv_bytes_saved: float
+    # A speculative drafter's weights (counted in weights_bytes) and KV per token (in
+    # kv_bytes_per_token); None without speculation.
+    draft_weights_bytes: float | None
+    draft_kv_bytes_per_token: float | None
+    memory_used_bytes: float
+    fits_weights: bool
+    fits: bool
+    memory_gb_per_gpu: float | None
+    host_cpu_cores: float | None
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Ranges around the answer's figures, what they rest on, and which block of the answer's
+    figures they bound (None without ranges)."""
+
+    # [low, high] by figure name (its wire name), None where the figure has none.
+    uncertainty: Mapping[str, list[float] | None] | None
+    uncertainty_basis: str
+    uncertainty_applies_to: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitAnswer:
+    """/v1/fit: the memory plan of one replica and what it rests on."""
+
+    memory: MemoryPlan = field(metadata=FLAT)
+    engine_figures: EngineFigures = field(metadata=FLAT)
+    warnings: tuple[str, ...]
+    ranges: Uncertainty = field(metadata=FLAT)
+    basis: str
+    calibration: CalibrationUsed | None
+
+
+@dataclass(frozen=True)
+class ContinuousBatching:
+    """The continuously batched steady state of a replica at its concurrency."""
+
+    max_batched_tokens: int
+    time_per_token_s: float
+    ttft_s: float
+    tokens_per_s: float
+    requests_per_s: float
+    chunks_per_prompt: int
+    decode_step_s: float
+    mixed_step_s: float
+    queueing: str  # what the steady state's TTFT holds of waiting
+
+
+@dataclass(frozen=True)
+class SpeculativeFigures:
+    """The speculation planned, what a verification step finishes and costs, and its speedup
+    over the plain decode step at the answer's batch."""
+
+    method: str
+    num_speculative_tokens: int
+    acceptance_rate: float
+    draft_model: str | None
+    tokens_per_step: float
+    draft_s: float
+    verify_s: float
+    plain_step_s: float
+    time_per_token_s: float
+    speedup: float
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """The lab's batch and the steady state at one concurrency of a throughput sweep."""
+
+    concurrency: int
+    time_per_token_s: float
+    tokens_per_s: float
+    tokens_per_s_per_user: float
+    decode_bound: RooflineBound
+    decode_memory_s: float
+    decode_compute_s: float
+    communication_s: float
+    expert_fraction: float
+    ttft_s: float
+    request_latency_s: float
+    effective_tokens_per_s: float
+    cost_per_million_output_tokens_usd: float | None
+    fits: bool
+    continuous_batching_time_per_token_s: float | None
+    continuous_batching_ttft_s: float | None
+    continuous_batching_tokens_per_s: float | None
+    speculative_speedup: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ThroughputAnswer:
+    """/v1/throughput: the memory plan, the lab's batch at the request's concurrency and its
+    roofline terms, the continuously batched steady state, speculation, and a sweep."""
+
+    memory: MemoryPlan = field(metadata=FLAT)
+    engine_figures: EngineFigures = field(metadata=FLAT)
+    time_per_token_s: float
+    tokens_per_s: float
+    tokens_per_s_per_user: float
+    decode_bound: RooflineBound
+    decode_memory_s: float
+    decode_compute_s: float
+    weight_bytes_per_step: float
+    kv_bytes_per_step: float
+    flops_per_step: float
+    expert_fraction: float
+    communication_s: float
+    ttft_s: float
+    prefill_tokens_computed: float
+    prefill_bound: RooflineBound
+    prefill_compute_s: float
+    prefill_memory_s: float
+    request_latency_s: float
+    effective_tokens_per_s: float
+    crossover_concurrency: int | None
+    arithmetic_intensity: float
+    ridge_flops_per_byte: float
+    compute_precision: str
+    peak_tflops: float
+    memory_bandwidth_bytes_per_s: float
+    memory_efficiency: float
+    compute_efficiency: float
+    context_tokens: float
+    price_per_gpu_hour_usd: float | None
+    cost_per_million_output_tokens_usd: float | None
+    cost_per_million_output_tokens_decode_only_usd: float | None
+    continuous_batching: ContinuousBatching | None
+    speculative: SpeculativeFigures | None
+    sweep: tuple[SweepRow, ...]
+    basis: str
+    leaves_out: str
+    ranges: Uncertainty = field(metadata=FLAT)
+    warnings: tuple[str, ...]
+    calibration: CalibrationUsed | None

@@ -36,7 +36,18 @@ from app.sizing.speculation import (
 )
 from app.sizing.timing import gemm_roofline
 
-from .answers import CostAnswer, RooflineAnswer
+from .answers import (
+    ContinuousBatching,
+    CostAnswer,
+    EngineFigures,
+    FitAnswer,
+    MemoryPlan,
+    RooflineAnswer,
+    SpeculativeFigures,
+    SweepRow,
+    ThroughputAnswer,
+    Uncertainty,
+)
 from .calibration.basis import MEMORY_ONLY, Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest, UnknownResource
@@ -66,48 +77,66 @@ def _gib(nbytes: float | None) -> float | None:
     return None if nbytes is None else nbytes / GIB
 
 
-def engine_fields(plan: FitPlan) -> dict[str, Any]:
+def engine_figures(plan: FitPlan) -> EngineFigures:
     """What an engine's memory rule ran with: the settings and its reservations per GPU."""
     inputs, reserved = plan.inputs, plan.reservations
     engine = plan.engine
-    return {
-        "engine": engine_mod.IDEAL if engine is None else engine.name,
-        "engine_version": None if engine is None else engine.version,
-        "gpu_memory_utilization": inputs.gpu_memory_utilization,
-        "max_batched_tokens": inputs.max_batched_tokens,
-        "max_num_seqs": inputs.max_num_seqs,
-        "block_size": 1 if engine is None else engine.block_size,
-        "memory_visible_gib": plan.visible_gib,
-        "weights_bytes_per_gpu": round(plan.result.weights_bytes / plan.gpus),
-        "weights_by_component_bytes": (
+    return EngineFigures(
+        engine=engine_mod.IDEAL if engine is None else engine.name,
+        engine_version=None if engine is None else engine.version,
+        gpu_memory_utilization=inputs.gpu_memory_utilization,
+        max_batched_tokens=inputs.max_batched_tokens,
+        max_num_seqs=inputs.max_num_seqs,
+        block_size=1 if engine is None else engine.block_size,
+        memory_visible_gib=plan.visible_gib,
+        weights_bytes_per_gpu=round(plan.result.weights_bytes / plan.gpus),
+        weights_by_component_bytes=(
             None
             if plan.weights_by_component is None
             else {name: round(value) for name, value in plan.weights_by_component.items()}
         ),
-        "activation_peak_gib_per_gpu": None if reserved is None else _gib(reserved.activation_bytes),
-        "non_torch_gib_per_gpu": None if reserved is None else _gib(reserved.non_torch_bytes),
-        "cuda_graph_gib_per_gpu": None if reserved is None else _gib(reserved.cuda_graph_bytes),
-        "kv_budget_gib_per_gpu": max(0.0, plan.result.kv_budget_bytes) / plan.gpus / GIB,
-        "expert_parallel": inputs.expert_parallel,
-    }
+        activation_peak_gib_per_gpu=None if reserved is None else _gib(reserved.activation_bytes),
+        non_torch_gib_per_gpu=None if reserved is None else _gib(reserved.non_torch_bytes),
+        cuda_graph_gib_per_gpu=None if reserved is None else _gib(reserved.cuda_graph_bytes),
+        kv_budget_gib_per_gpu=max(0.0, plan.result.kv_budget_bytes) / plan.gpus / GIB,
+        expert_parallel=inputs.expert_parallel,
+    )
+
+
+def engine_fields(plan: FitPlan) -> dict[str, Any]:
+    """`engine_figures` as an answer built as a dict splices them."""
+    return engine_figures(plan).fields()
+
+
+def uncertainty(
+    plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
+) -> Uncertainty:
+    """Ranges from the engine's training residuals (or the calibration's), and which block of
+    the answer's figures they bound."""
+    ranges, basis_text = _uncertainty(plan, predicted, mape)
+    return Uncertainty(ranges, basis_text, None if ranges is None else applies_to)
 
 
 def uncertainty_fields(
     plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
 ) -> dict[str, Any]:
-    """`uncertainty`: ranges from the engine's training residuals (or the calibration's), and
-    which block of the answer's figures they bound."""
-    fields = _uncertainty(plan, predicted, mape)
-    fields["uncertainty_applies_to"] = None if fields["uncertainty"] is None else applies_to
-    return fields
+    """`uncertainty` as an answer built as a dict splices it."""
+    found = uncertainty(plan, predicted, mape, applies_to)
+    return {
+        "uncertainty": found.uncertainty,
+        "uncertainty_basis": found.uncertainty_basis,
+        "uncertainty_applies_to": found.uncertainty_applies_to,
+    }
 
 
-def _uncertainty(plan: FitPlan, predicted: dict[str, float | None], mape: float | None) -> dict[str, Any]:
+def _uncertainty(
+    plan: FitPlan, predicted: dict[str, float | None], mape: float | None
+) -> tuple[dict[str, list[float] | None] | None, str]:
     if mape is not None:
-        return {"uncertainty": engine_mod.residual_ranges(predicted, mape), "uncertainty_basis": "calibration"}
+        return engine_mod.residual_ranges(predicted, mape), "calibration"
     engine = plan.engine
     if engine is None:
-        return {"uncertainty": None, "uncertainty_basis": "engine=ideal: a lower bound, no error bars"}
+        return None, "engine=ideal: a lower bound, no error bars"
     ranges, notes = engine_mod.uncertainty_ranges(
         engine,
         predicted,
@@ -115,65 +144,56 @@ def _uncertainty(plan: FitPlan, predicted: dict[str, float | None], mape: float 
         architecture=plan.target.gpu.architecture,
         mla=plan.model.attention == MLA,
     )
-    basis = (
+    basis_text = (
         f"10th-90th percentile of measured/predicted on {engine.name}'s training rows, each predicted by "
         "constants fitted without its publication's rows"
     )
-    return {"uncertainty": ranges, "uncertainty_basis": "; ".join([basis, *notes])}
+    return ranges, "; ".join([basis_text, *notes])
 
 
-def draft_memory_fields(plan: FitPlan) -> dict[str, Any]:
-    """What a speculative drafter holds: its weights (in weights_bytes) and its KV per token
-    (in kv_bytes_per_token); null without speculation."""
-    spec = plan.inputs.speculative
-    if spec is None:
-        return {"draft_weights_bytes": None, "draft_kv_bytes_per_token": None}
-    return {
-        "draft_weights_bytes": round(draft_weights_bytes(spec, plan.model, plan.weight_precision)),
-        "draft_kv_bytes_per_token": round(
-            draft_kv_bytes_per_token(spec, plan.model, plan.kv_precision, plan.tensor_parallel)
-        ),
-    }
-
-
-def fit_fields(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int) -> dict[str, Any]:
-    """What a fit answer and a throughput answer share: the memory plan and its settings."""
+def memory_plan(plan: FitPlan, model_label: str, gpu_label: str, concurrency: int) -> MemoryPlan:
+    """What a fit answer and a throughput answer share: the memory plan."""
     r = plan.result
     target = plan.target
     host_cores = target.gpu.host_cpu_cores
-    return {
-        "model": model_label,
-        "gpu": gpu_label,
-        "mig_profile": target.mig_profile.name if target.mig_profile else None,
-        "weight_precision": plan.weight_precision,
-        "precision_native": plan.precision_native,
-        "kv_precision": plan.kv_precision,
-        "tensor_parallel": plan.tensor_parallel,
-        "gpus": plan.gpus,
-        "valid_tensor_parallel": plan.valid_tensor_parallel,
-        "min_gpus_to_fit": plan.min_gpus_to_fit,
-        "rough_gpus": plan.rough_gpus,
-        "weights_bytes": round(r.weights_bytes),
-        "kv_bytes_per_token": round(r.kv_bytes_per_token),
-        "kv_bytes_per_sequence": round(r.kv_bytes_per_sequence),
+    spec = plan.inputs.speculative
+    return MemoryPlan(
+        model=model_label,
+        gpu=gpu_label,
+        mig_profile=target.mig_profile.name if target.mig_profile else None,
+        weight_precision=plan.weight_precision,
+        precision_native=plan.precision_native,
+        kv_precision=plan.kv_precision,
+        tensor_parallel=plan.tensor_parallel,
+        gpus=plan.gpus,
+        valid_tensor_parallel=tuple(plan.valid_tensor_parallel),
+        min_gpus_to_fit=plan.min_gpus_to_fit,
+        rough_gpus=plan.rough_gpus,
+        weights_bytes=r.weights_bytes,
+        kv_bytes_per_token=r.kv_bytes_per_token,
+        kv_bytes_per_sequence=r.kv_bytes_per_sequence,
         # A shortfall is fits_weights false, never a negative room.
-        "usable_bytes": max(0, round(r.usable_bytes)),
-        "kv_budget_bytes": max(0, round(r.kv_budget_bytes)),
-        "kv_capacity_tokens": r.kv_capacity_tokens,
-        "max_concurrency": r.max_concurrency,
-        "concurrency": concurrency,
-        "kv_bytes_at_concurrency": round(r.kv_bytes_at_concurrency),
-        "shared_prefix_tokens": r.shared_prefix_tokens,
-        "shared_prefix_kv_bytes": round(r.shared_prefix_kv_bytes),
-        "kv_bytes_saved": round(r.kv_bytes_saved),
-        **draft_memory_fields(plan),
-        "memory_used_bytes": round(r.memory_used_bytes),
-        "fits_weights": r.fits_weights,
-        "fits": r.fits,
-        "memory_gb_per_gpu": target.gpu.memory_gb,
-        "host_cpu_cores": None if host_cores is None else host_cores * plan.gpus,
-        **engine_fields(plan),
-    }
+        usable_bytes=max(0.0, r.usable_bytes),
+        kv_budget_bytes=max(0.0, r.kv_budget_bytes),
+        kv_capacity_tokens=r.kv_capacity_tokens,
+        max_concurrency=r.max_concurrency,
+        concurrency=concurrency,
+        kv_bytes_at_concurrency=r.kv_bytes_at_concurrency,
+        shared_prefix_tokens=r.shared_prefix_tokens,
+        shared_prefix_kv_bytes=r.shared_prefix_kv_bytes,
+        kv_bytes_saved=r.kv_bytes_saved,
+        draft_weights_bytes=None if spec is None else draft_weights_bytes(spec, plan.model, plan.weight_precision),
+        draft_kv_bytes_per_token=(
+            None
+            if spec is None
+            else draft_kv_bytes_per_token(spec, plan.model, plan.kv_precision, plan.tensor_parallel)
+        ),
+        memory_used_bytes=r.memory_used_bytes,
+        fits_weights=r.fits_weights,
+        fits=r.fits,
+        memory_gb_per_gpu=target.gpu.memory_gb,
+        host_cpu_cores=None if host_cores is None else host_cores * plan.gpus,
+    )
 
 
 def _cost(plan: ThroughputPlan, tokens_per_s: float) -> float | None:
@@ -192,21 +212,21 @@ QUEUEING_ENGINE = (
 )
 
 
-def _steady(point: Point, max_batched_tokens: int, engine: bool) -> dict[str, Any] | None:
+def _steady(point: Point, max_batched_tokens: int, engine: bool) -> ContinuousBatching | None:
     s = point.steady
     if s is None:
         return None
-    return {
-        "max_batched_tokens": max_batched_tokens,
-        "time_per_token_ms": _ms(s.time_per_token_s),
-        "ttft_ms": _ms(s.ttft_s),
-        "tokens_per_s": s.tokens_per_s,
-        "requests_per_s": s.requests_per_s,
-        "chunks_per_prompt": s.chunks_per_prompt,
-        "decode_step_ms": _ms(s.decode_step_s),
-        "mixed_step_ms": _ms(s.mixed_step_s),
-        "queueing": QUEUEING_ENGINE if engine else QUEUEING_IDEAL,
-    }
+    return ContinuousBatching(
+        max_batched_tokens=max_batched_tokens,
+        time_per_token_s=s.time_per_token_s,
+        ttft_s=s.ttft_s,
+        tokens_per_s=s.tokens_per_s,
+        requests_per_s=s.requests_per_s,
+        chunks_per_prompt=s.chunks_per_prompt,
+        decode_step_s=s.decode_step_s,
+        mixed_step_s=s.mixed_step_s,
+        queueing=QUEUEING_ENGINE if engine else QUEUEING_IDEAL,
+    )
 
 
 def _speculation_settings(spec: Speculation) -> dict[str, Any]:
@@ -220,19 +240,19 @@ def _speculation_settings(spec: Speculation) -> dict[str, Any]:
     }
 
 
-def speculative_fields(spec: Speculation | None, step: SpeculativeStep | None) -> dict[str, Any] | None:
+def speculative_figures(spec: Speculation | None, step: SpeculativeStep | None) -> SpeculativeFigures | None:
     """`speculative`: the speculation planned, what a verification step finishes and costs,
     and its speedup over the plain decode step at this batch."""
     if spec is None or step is None:
         return None
-    return {
+    return SpeculativeFigures(
         **_speculation_settings(spec),
-        "draft_ms": _ms(step.draft_s),
-        "verify_ms": _ms(step.verify_s),
-        "plain_step_ms": _ms(step.plain_step_s),
-        "time_per_token_ms": _ms(step.time_per_token_s),
-        "speedup": step.speedup,
-    }
+        draft_s=step.draft_s,
+        verify_s=step.verify_s,
+        plain_step_s=step.plain_step_s,
+        time_per_token_s=step.time_per_token_s,
+        speedup=step.speedup,
+    )
 
 
 def planned_speculation(spec: Speculation | None, asked: Speculation | None = None) -> dict[str, Any] | None:
@@ -245,29 +265,29 @@ def planned_speculation(spec: Speculation | None, asked: Speculation | None = No
     return {**_speculation_settings(shown), "auto": shown.auto, "used": spec is not None}
 
 
-def sweep_row(plan: ThroughputPlan, point: Point, max_batched_tokens: int) -> dict[str, Any]:
+def sweep_row(plan: ThroughputPlan, point: Point) -> SweepRow:
     d = point.decode
     steady = point.steady
-    return {
-        "concurrency": point.concurrency,
-        "time_per_token_ms": _ms(d.time_s),
-        "tokens_per_s": point.concurrency / d.time_s,
-        "tokens_per_s_per_user": 1 / d.time_s,
-        "decode_bound": d.bound,
-        "memory_ms": _ms(d.memory_s),
-        "compute_ms": _ms(d.compute_s),
-        "communication_ms": _ms(d.communication_s),
-        "expert_fraction": d.expert_fraction,
-        "ttft_ms": _ms(point.prefill.time_s),
-        "request_latency_ms": _ms(point.request_latency_s),
-        "effective_tokens_per_s": point.effective_tokens_per_s,
-        "cost_per_million_output_tokens_usd": _cost(plan, point.effective_tokens_per_s),
-        "fits": point.concurrency <= plan.fit.result.max_concurrency,
-        "continuous_batching_time_per_token_ms": None if steady is None else _ms(steady.time_per_token_s),
-        "continuous_batching_ttft_ms": None if steady is None else _ms(steady.ttft_s),
-        "continuous_batching_tokens_per_s": None if steady is None else steady.tokens_per_s,
-        "speculative_speedup": None if point.speculative is None else point.speculative.speedup,
-    }
+    return SweepRow(
+        concurrency=point.concurrency,
+        time_per_token_s=d.time_s,
+        tokens_per_s=point.concurrency / d.time_s,
+        tokens_per_s_per_user=1 / d.time_s,
+        decode_bound=d.bound,
+        decode_memory_s=d.memory_s,
+        decode_compute_s=d.compute_s,
+        communication_s=d.communication_s,
+        expert_fraction=d.expert_fraction,
+        ttft_s=point.prefill.time_s,
+        request_latency_s=point.request_latency_s,
+        effective_tokens_per_s=point.effective_tokens_per_s,
+        cost_per_million_output_tokens_usd=_cost(plan, point.effective_tokens_per_s),
+        fits=point.concurrency <= plan.fit.result.max_concurrency,
+        continuous_batching_time_per_token_s=None if steady is None else steady.time_per_token_s,
+        continuous_batching_ttft_s=None if steady is None else steady.ttft_s,
+        continuous_batching_tokens_per_s=None if steady is None else steady.tokens_per_s,
+        speculative_speedup=None if point.speculative is None else point.speculative.speedup,
+    )
 
 
 CONTINUOUS_BATCHING = "continuous_batching"
@@ -295,9 +315,9 @@ def throughput_predictions(plan: ThroughputPlan) -> tuple[dict[str, float | None
     }, CONTINUOUS_BATCHING
 
 
-def throughput_body(
+def throughput_answer(
     plan: ThroughputPlan, model_label: str, gpu_label: str, applied: Applied, notes: tuple[str, ...] = ()
-) -> dict[str, Any]:
+) -> ThroughputAnswer:
     """The whole /v1/throughput answer for a plan (the lab's batch and continuous batching)."""
     point = plan.point
     budget = plan.fit.inputs.max_batched_tokens
@@ -305,54 +325,51 @@ def throughput_body(
     predicted, block = throughput_predictions(plan)
     d, p = point.decode, point.prefill
     decode_tokens_per_s = point.concurrency / d.time_s
-    return {
-        **fit_fields(plan.fit, model_label, gpu_label, point.concurrency),
-        "time_per_token_ms": _ms(d.time_s),
-        "tokens_per_s": decode_tokens_per_s,
-        "tokens_per_s_per_user": 1 / d.time_s,
-        "decode_bound": d.bound,
-        "decode_memory_ms": _ms(d.memory_s),
-        "decode_compute_ms": _ms(d.compute_s),
-        "weight_bytes_per_step": round(d.weight_bytes),
-        "kv_bytes_per_step": round(d.kv_bytes),
-        "flops_per_step": d.flops,
-        "expert_fraction": d.expert_fraction,
-        "communication_ms": _ms(d.communication_s),
-        "ttft_ms": _ms(p.time_s),
-        "prefill_tokens_computed": plan.work.computed_prompt_tokens,
-        "prefill_bound": p.bound,
-        "prefill_compute_ms": _ms(p.compute_s),
-        "prefill_memory_ms": _ms(p.memory_s),
-        "request_latency_ms": _ms(point.request_latency_s),
-        "effective_tokens_per_s": point.effective_tokens_per_s,
-        "crossover_concurrency": plan.crossover_concurrency,
-        "arithmetic_intensity": d.arithmetic_intensity,
-        "ridge_flops_per_byte": plan.hardware.ridge_flops_per_byte,
-        "compute_precision": plan.compute_precision,
-        "peak_tflops": plan.peak_tflops,
-        "memory_bandwidth_tb_per_s": plan.hardware.bandwidth_bytes_per_s / 1e12,
-        "memory_efficiency": plan.hardware.memory_efficiency,
-        "compute_efficiency": plan.hardware.compute_efficiency,
-        "context_tokens": plan.context_tokens,
-        "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
-        "cost_per_million_output_tokens_usd": _cost(plan, point.effective_tokens_per_s),
-        "cost_per_million_output_tokens_decode_only_usd": _cost(plan, decode_tokens_per_s),
-        "continuous_batching": _steady(point, budget, plan.hardware.tpot_excludes_own_prefill),
-        "speculative": speculative_fields(plan.fit.inputs.speculative, point.speculative),
-        "sweep": [sweep_row(plan, s, budget) for s in plan.sweep],
-        "basis": basis(applied),
-        "leaves_out": LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,
-        **uncertainty_fields(plan.fit, predicted, applied.mape_percent, applies_to=block),
-        "warnings": [
-            *plan.warnings,
-            *notes,
-            *applied.notes(plan.fit.tensor_parallel, plan.fit.kv_precision),
-        ],
-        "calibration": applied.describe(),
-    }
+    return ThroughputAnswer(
+        memory=memory_plan(plan.fit, model_label, gpu_label, point.concurrency),
+        engine_figures=engine_figures(plan.fit),
+        time_per_token_s=d.time_s,
+        tokens_per_s=decode_tokens_per_s,
+        tokens_per_s_per_user=1 / d.time_s,
+        decode_bound=d.bound,
+        decode_memory_s=d.memory_s,
+        decode_compute_s=d.compute_s,
+        weight_bytes_per_step=d.weight_bytes,
+        kv_bytes_per_step=d.kv_bytes,
+        flops_per_step=d.flops,
+        expert_fraction=d.expert_fraction,
+        communication_s=d.communication_s,
+        ttft_s=p.time_s,
+        prefill_tokens_computed=plan.work.computed_prompt_tokens,
+        prefill_bound=p.bound,
+        prefill_compute_s=p.compute_s,
+        prefill_memory_s=p.memory_s,
+        request_latency_s=point.request_latency_s,
+        effective_tokens_per_s=point.effective_tokens_per_s,
+        crossover_concurrency=plan.crossover_concurrency,
+        arithmetic_intensity=d.arithmetic_intensity,
+        ridge_flops_per_byte=plan.hardware.ridge_flops_per_byte,
+        compute_precision=plan.compute_precision,
+        peak_tflops=plan.peak_tflops,
+        memory_bandwidth_bytes_per_s=plan.hardware.bandwidth_bytes_per_s,
+        memory_efficiency=plan.hardware.memory_efficiency,
+        compute_efficiency=plan.hardware.compute_efficiency,
+        context_tokens=plan.context_tokens,
+        price_per_gpu_hour_usd=plan.price_per_gpu_hour_usd,
+        cost_per_million_output_tokens_usd=_cost(plan, point.effective_tokens_per_s),
+        cost_per_million_output_tokens_decode_only_usd=_cost(plan, decode_tokens_per_s),
+        continuous_batching=_steady(point, budget, plan.hardware.tpot_excludes_own_prefill),
+        speculative=speculative_figures(plan.fit.inputs.speculative, point.speculative),
+        sweep=tuple(sweep_row(plan, s) for s in plan.sweep),
+        basis=basis(applied),
+        leaves_out=LEAVES_OUT if plan.fit.engine is None else ENGINE_LEAVES_OUT,
+        ranges=uncertainty(plan.fit, predicted, applied.mape_percent, applies_to=block),
+        warnings=(*plan.warnings, *notes, *applied.notes(plan.fit.tensor_parallel, plan.fit.kv_precision)),
+        calibration=applied.used(),
+    )
 
 
-def fit(request: PlanRequest, context: Context) -> dict[str, Any]:
+def fit(request: PlanRequest, context: Context) -> FitAnswer:
     """Do the weights and the KV cache fit, and for how many concurrent conversations?"""
     model, model_label = context.model(request.model)
     gpu, gpu_label = context.gpu(request.gpu)
@@ -360,23 +377,24 @@ def fit(request: PlanRequest, context: Context) -> dict[str, Any]:
     applied = apply(context, request.model, request.gpu, inputs, request.given, MEMORY_ONLY)
     plan = plan_fit(model, gpu, applied.inputs)
     predicted: dict[str, float | None] = {"kv_capacity_tokens": plan.result.kv_capacity_tokens}
-    return {
-        **fit_fields(plan, model_label, gpu_label, request.inputs.concurrency),
-        "warnings": [*plan.warnings, *context.notes, *applied.notes(plan.tensor_parallel, plan.kv_precision)],
-        **uncertainty_fields(plan, predicted, None),
-        "basis": basis(applied),
-        "calibration": applied.describe(),
-    }
+    return FitAnswer(
+        memory=memory_plan(plan, model_label, gpu_label, request.inputs.concurrency),
+        engine_figures=engine_figures(plan),
+        warnings=(*plan.warnings, *context.notes, *applied.notes(plan.tensor_parallel, plan.kv_precision)),
+        ranges=uncertainty(plan, predicted, None),
+        basis=basis(applied),
+        calibration=applied.used(),
+    )
 
 
-def throughput(request: PlanRequest, context: Context) -> dict[str, Any]:
+def throughput(request: PlanRequest, context: Context) -> ThroughputAnswer:
     """Time per token, TTFT, tokens/s and what bounds them; one row per sweep concurrency."""
     model, model_label = context.model(request.model)
     gpu, gpu_label = context.gpu(request.gpu)
     inputs = with_engine(context, request.engine, request.inputs)
     applied = apply(context, request.model, request.gpu, inputs, request.given)
     plan = plan_throughput(model, gpu, applied.inputs)
-    return throughput_body(plan, model_label, gpu_label, applied, context.notes)
+    return throughput_answer(plan, model_label, gpu_label, applied, context.notes)
 
 
 NO_PRICE = "no hourly price: the GPU has none in the catalog; pass price_per_gpu_hour_usd"

@@ -16,6 +16,7 @@ from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
 from app.catalog.snapshots import CatalogSnapshot
 from app.planning import replica
+from app.planning.answers import ThroughputAnswer
 from app.planning.batch import BATCH_MAX_WORK, batch
 from app.planning.context import Context
 from app.planning.errors import InvalidRequest, UnknownResource
@@ -38,7 +39,7 @@ def run_batch(context: Context, **fields: Any) -> dict[str, Any]:
     return batch(PLANNING_BY_PATH["/v1/batch"].schema.load({**REPLICA, **fields}), context)
 
 
-def throughput(context: Context, **fields: Any) -> dict[str, Any]:
+def throughput(context: Context, **fields: Any) -> ThroughputAnswer:
     # One GPU, as the batch runs (left to choose, /v1/throughput takes the smallest tensor-
     # parallel group that holds `concurrency` whole sequences).
     payload = {**REPLICA, "tensor_parallel": 1, **fields}
@@ -56,20 +57,17 @@ def test_a_batch_seated_and_prefilled_at_once_takes_one_prefill_and_its_decode_s
     n, prompt, output = 16, 500, 300
     answer = run_batch(context, requests=n, prompt_tokens=prompt, output_tokens=output)
     lab = throughput(context, concurrency=n, prompt_tokens=prompt, output_tokens=output - 2)
-    assert answer["tensor_parallel"] == lab["tensor_parallel"] == 1 and lab["decode_bound"] == "memory"
+    assert answer["tensor_parallel"] == lab.memory.tensor_parallel == 1 and lab.decode_bound == "memory"
     engine = context.engine("vllm")
     assert engine is not None
     overhead_s = engine.ttft_overhead_ms / 1e3
     # The simulator charges a step's prefill chunks one sequence's per-sequence cost; the lab's
     # prefill of 16 prompts charges 16 (an approximation of the simulator's, 15 x the cost here).
     expected_s = (
-        lab["ttft_ms"] / 1e3
-        - (n - 1) * engine.sequence_overhead_us / 1e6
-        + (output - 1) * lab["time_per_token_ms"] / 1e3
-        + overhead_s
+        lab.ttft_s - (n - 1) * engine.sequence_overhead_us / 1e6 + (output - 1) * lab.time_per_token_s + overhead_s
     )
     assert answer["makespan_s"] == pytest.approx(expected_s, rel=1e-9)
-    lab_ttft_ms = lab["ttft_ms"] - (n - 1) * engine.sequence_overhead_us / 1e3
+    lab_ttft_ms = lab.ttft_s * 1e3 - (n - 1) * engine.sequence_overhead_us / 1e3
     assert answer["ttft_ms"]["p99"] == pytest.approx(lab_ttft_ms + overhead_s * 1e3, rel=1e-9)
     assert answer["e2e_ms"]["p50"] == pytest.approx(expected_s * 1e3, rel=1e-9)
     assert answer["output_tokens_per_s"] == pytest.approx(n * output / expected_s, rel=1e-9)
@@ -118,7 +116,7 @@ def test_decode_tokens_never_come_faster_than_throughputs_decode_at_the_batch(
     assert answer["preemptions"] == 0
     decode_tokens_per_s = (answer["output_tokens_total"] - requests) / answer["makespan_s"]
     lab = throughput(context, concurrency=c, prompt_tokens=prompt, output_tokens=output - 2, max_num_seqs=seats)
-    assert decode_tokens_per_s <= lab["tokens_per_s"] * (1 + 1e-9)
+    assert decode_tokens_per_s <= lab.tokens_per_s * (1 + 1e-9)
 
 
 @PROPERTY
@@ -154,7 +152,7 @@ def test_a_kv_cache_outgrown_preempts_and_the_answer_says_so(context: Context) -
     # 1,024 seats and 3,000-token sequences: the KV cache holds some 150 whole ones; the engine
     # admits while prompts fit (448 of 1,000 tokens) and preempts as answers grow.
     answer = run_batch(context, requests=600, prompt_tokens=1000, output_tokens=2000)
-    kv_tokens = throughput(context, concurrency=1, prompt_tokens=1000, output_tokens=2000)["kv_capacity_tokens"]
+    kv_tokens = throughput(context, concurrency=1, prompt_tokens=1000, output_tokens=2000).memory.kv_capacity_tokens
     assert answer["max_concurrency"] == kv_tokens // 3000 and answer["max_running_requests"] == 1024
     assert answer["preemptions"] > 0
     assert any(w.startswith(f"{answer['preemptions']:,} preemptions") for w in answer["warnings"])

@@ -135,14 +135,15 @@ def test_a_same_family_calibration_lends_its_efficiencies_only(snapshot: Catalog
     lender = record(9, "llama-3.1-70b")
     context = Context(snapshot, CalibrationSnapshot({lender.key: lender}, FAMILY, 1))
     answer = replica.throughput(load("/v1/throughput", FIT), context)
-    assert answer["basis"] == "calibrated-nearest"
-    assert answer["calibration"]["fields_used"] == ["memory_efficiency", "compute_efficiency"]
-    assert answer["memory_efficiency"] == 0.5  # lent; its memory overhead is the 70B's own, not lent
-    assert any("calibration 9 (llama-3.1-70b, the same family)" in w for w in answer["warnings"])
+    assert answer.basis == "calibrated-nearest"
+    assert answer.calibration is not None and answer.calibration.id == 9
+    assert answer.calibration.fields_used == ("memory_efficiency", "compute_efficiency")
+    assert answer.memory_efficiency == 0.5  # lent; its memory overhead is the 70B's own, not lent
+    assert any("calibration 9 (llama-3.1-70b, the same family)" in w for w in answer.warnings)
 
 
 def test_the_outage_note_is_in_every_answer_with_warnings(snapshot: CatalogSnapshot) -> None:
     note = "catalog served from memory: the database is unreachable since 2026-12-01T00:00:00Z"
     context = Context(snapshot, notes=(note,))
-    assert note in replica.fit(load("/v1/fit", FIT), context)["warnings"]
+    assert note in replica.fit(load("/v1/fit", FIT), context).warnings
     assert note in fleet.plan(load("/v1/fleet", {**FIT, "requests_per_day": 1e5}), context).body["warnings"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import typing
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -13,10 +15,19 @@ from flask import Flask
 from marshmallow import Schema
 
 from app.api import lookup
+from app.api.schemas import PLANNING_BY_PATH
 from app.api.wire import compiled, dump, keys
 from app.openapi.answers import WRITERS
 from app.planning import replica
-from app.planning.answers import CalibrationEngine, CalibrationUsed, CostAnswer, RooflineAnswer
+from app.planning.answers import (
+    FLAT_KEY,
+    CalibrationEngine,
+    CalibrationUsed,
+    CostAnswer,
+    FitAnswer,
+    RooflineAnswer,
+    ThroughputAnswer,
+)
 from app.planning.context import Context
 from app.planning.requests import CostRequest, RooflineRequest
 from app.sizing.plan import PlanInputs
@@ -76,17 +87,29 @@ def test_a_typed_answer_and_its_schema_agree_field_for_field(answer_type: type) 
 
 def _sample(answer_type: type) -> Any:
     """An instance with a distinct value in every field (a nested answer for a nested type)."""
+    hints = typing.get_type_hints(answer_type)
     values: dict[str, Any] = {}
     for number, field in enumerate(dataclasses.fields(answer_type), start=1):
         kind = str(field.type)
-        if "CalibrationUsed" in kind:
-            values[field.name] = _sample(CalibrationUsed)
-        elif "CalibrationEngine" in kind:
+        nested = next((t for t in _pieces(hints[field.name]) if dataclasses.is_dataclass(t)), None)
+        if nested is CalibrationEngine:
             values[field.name] = CalibrationEngine("vllm", "0.10")
-        elif "tuple" in kind:
+        elif nested is not None:
+            values[field.name] = _sample(nested)
+            if kind.startswith("tuple"):
+                values[field.name] = (values[field.name],)
+        elif kind.startswith("tuple[str"):
             values[field.name] = ("memory_efficiency",)
+        elif kind.startswith("tuple[int"):
+            values[field.name] = (1, 2, number)
+        elif kind.startswith("Mapping[str, int]"):
+            values[field.name] = {"attention": number, "experts": number + 1}
+        elif kind.startswith("Mapping"):
+            values[field.name] = {"ttft_ms": [number - 0.5, number + 0.5], "tokens_per_s": None}
         elif "RooflineBound" in kind:
             values[field.name] = RooflineBound.COMPUTE
+        elif kind.startswith("bool"):
+            values[field.name] = number % 2 == 0
         elif kind.startswith("str"):
             values[field.name] = f"text {number}"
         elif kind.startswith("int"):
@@ -96,12 +119,29 @@ def _sample(answer_type: type) -> Any:
     return answer_type(**values)
 
 
+def _pieces(hint: Any) -> tuple[Any, ...]:
+    """The types a field's annotation names: itself, an optional's, a tuple's items'."""
+    return (hint, *typing.get_args(hint))
+
+
+def _flattened(answer: Any) -> Any:
+    """The answer as marshmallow reads it: its flat pieces' fields as its own attributes."""
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(answer):
+        value = getattr(answer, field.name)
+        if field.metadata.get(FLAT_KEY):
+            values.update(vars(_flattened(value)))
+        else:
+            values[field.name] = value
+    return SimpleNamespace(**values)
+
+
 @pytest.mark.parametrize("answer_type", list(WRITERS))
 def test_the_compiled_writer_writes_what_marshmallow_dumps(answer_type: type) -> None:
     schema: type[Schema] = WRITERS[answer_type]
     sample = _sample(answer_type)
     written = compiled(answer_type, schema)(sample)
-    assert written == schema().dump(sample)
+    assert written == schema().dump(_flattened(sample))
     # In the type's field order.
     assert list(written) == keys(answer_type, schema)
 
@@ -121,3 +161,50 @@ def test_a_field_no_schema_writes_is_refused_when_the_writer_is_compiled() -> No
 
     with pytest.raises(TypeError, match="undocumented_s"):
         compiled(Roofline, WRITERS[RooflineAnswer])
+
+
+def _load(path: str, payload: dict[str, Any]) -> Any:
+    return PLANNING_BY_PATH[path].schema.load(payload)
+
+
+def test_a_fit_is_held_in_unrounded_bytes_and_written_whole(context: Context) -> None:
+    # Llama 3.1 8B in bf16: 32 layers x 8 KV heads x 128 dims x (K and V) x 2 bytes = 131,072
+    # bytes a token; a 3,000-token conversation holds 3,000 of them.
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "engine": "ideal", "prompt_tokens": 2000}
+    answer = replica.fit(_load("/v1/fit", {**payload, "output_tokens": 1000, "concurrency": 4}), context)
+    assert isinstance(answer, FitAnswer)
+    memory = answer.memory
+    assert memory.kv_bytes_per_token == 32 * 8 * 128 * 2 * 2
+    assert memory.kv_bytes_per_sequence == 3000 * memory.kv_bytes_per_token
+    assert memory.kv_bytes_at_concurrency == 4 * memory.kv_bytes_per_sequence
+    assert memory.fits and memory.concurrency == 4 and memory.tensor_parallel == 1
+    assert answer.engine_figures.engine == "ideal" and answer.ranges.uncertainty is None
+    wire = dump(answer)
+    assert wire["weights_bytes"] == round(memory.weights_bytes) and isinstance(wire["weights_bytes"], int)
+    assert wire["valid_tensor_parallel"] == list(memory.valid_tensor_parallel)
+    # One flat object: the pieces' own fields, no key for a piece.
+    assert not {"memory", "engine_figures", "ranges"} & set(wire)
+    assert list(wire)[:2] == ["model", "gpu"] and list(wire)[-1] == "calibration"
+
+
+def test_a_throughput_answer_is_held_in_seconds_and_its_decode_is_its_bytes_over_bandwidth(context: Context) -> None:
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "engine": "ideal", "prompt_tokens": 1000}
+    answer = replica.throughput(_load("/v1/throughput", {**payload, "concurrency": 8, "sweep": [1, 8]}), context)
+    assert isinstance(answer, ThroughputAnswer)
+    # At batch 8 a decode step reads the weights once and eight sequences' KV: memory-bound,
+    # its time those bytes over the bandwidth the plan reaches.
+    assert answer.decode_bound == RooflineBound.MEMORY
+    bandwidth = answer.memory_bandwidth_bytes_per_s * answer.memory_efficiency
+    assert answer.memory_bandwidth_bytes_per_s == 3.35e12  # the H100 SXM datasheet's 3.35 TB/s
+    read_s = (answer.weight_bytes_per_step + answer.kv_bytes_per_step) / bandwidth
+    assert answer.decode_memory_s == pytest.approx(read_s, rel=1e-9)
+    assert answer.tokens_per_s == pytest.approx(8 / answer.time_per_token_s, rel=1e-12)
+    assert [row.concurrency for row in answer.sweep] == [1, 8]
+    assert answer.sweep[1].time_per_token_s == answer.time_per_token_s
+    wire = dump(answer)
+    assert wire["time_per_token_ms"] == answer.time_per_token_s * 1e3
+    assert wire["memory_bandwidth_tb_per_s"] == 3.35
+    assert wire["sweep"][0]["memory_ms"] == answer.sweep[0].decode_memory_s * 1e3
+    steady = answer.continuous_batching
+    assert steady is not None and wire["continuous_batching"]["ttft_ms"] == steady.ttft_s * 1e3
+    assert "time_per_token_s" not in wire and "time_per_token_s" not in wire["sweep"][0]
