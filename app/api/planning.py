@@ -56,4 +56,4 @@ def latency() -> Response:
 @bp.route("/batch", methods=["GET", "POST"])
 def batch() -> Response:
     """An offline batch on one replica: every request queued at once, run to the last completion."""
-    return respond(batch_service.batch(parse(PLANNING_BY_PATH["/v1/batch"].schema), context()))
+    return respond(dump(batch_service.batch(parse(PLANNING_BY_PATH["/v1/batch"].schema), context())))

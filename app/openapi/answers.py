@@ -1257,6 +1257,8 @@ WRITERS: dict[type, type[Schema]] = {
     typed.ContinuousBatching: ContinuousBatching,
     typed.SpeculativeFigures: SpeculativeStep,
     typed.SweepRow: SweepRow,
+    typed.BatchAnswer: BatchResponse,
+    typed.SpeculationPlanned: SpeculationPlanned,
     typed.CostAnswer: CostResponse,
     typed.RooflineAnswer: RooflineResponse,
     typed.CalibrationUsed: PlanCalibration,

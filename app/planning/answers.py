@@ -110,7 +110,12 @@ class EngineFigures:
 
     def fields(self) -> dict[str, Any]:
         """The figures under their wire names, in order, as a dict answer holds them."""
-        return {name.name: getattr(self, name.name) for name in dataclasses.fields(self)}
+        return as_fields(self)
+
+
+def as_fields(piece: Any) -> dict[str, Any]:
+    """A piece held in the wire's names and units as a dict answer splices it, in order."""
+    return {name.name: getattr(piece, name.name) for name in dataclasses.fields(piece)}
 
 
 @dataclass(frozen=True)
@@ -276,3 +281,63 @@ class ThroughputAnswer:
     ranges: Uncertainty = field(metadata=FLAT)
     warnings: tuple[str, ...]
     calibration: CalibrationUsed | None
+
+
+@dataclass(frozen=True)
+class SpeculationPlanned:
+    """`speculative` on an answer under arrivals: the speculation planned (defaults filled in),
+    the tokens a verification step finishes, and `used`: whether the plan runs it (under
+    `speculative.auto` a fleet search may leave it off)."""
+
+    method: str
+    num_speculative_tokens: int
+    acceptance_rate: float
+    draft_model: str | None
+    tokens_per_step: float
+    auto: bool
+    used: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class BatchAnswer:
+    """/v1/batch: an offline batch on one replica, every request queued at once and run to the
+    last completion; its makespan, throughput over it, each request's TTFT and E2E from the
+    start, and what the job costs."""
+
+    model: str
+    gpu: str
+    mig_profile: str | None
+    tensor_parallel: int
+    gpus: int
+    weight_precision: str
+    kv_precision: str
+    engine_figures: EngineFigures = field(metadata=FLAT)
+    kv_capacity_tokens: int
+    max_concurrency: int
+    # What the simulated scheduler runs at once at most (the KV cache may hold fewer).
+    max_running_requests: int
+    speculative: SpeculationPlanned | None
+    requests: int
+    prompt_tokens: int
+    output_tokens: int
+    prompt_tokens_cv: float
+    output_tokens_cv: float
+    seed: int
+    prompt_tokens_total: int
+    output_tokens_total: int
+    makespan_s: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    requests_per_s: float
+    # Mean and percentiles in milliseconds by statistic (mean, p50, p90, p95, p99).
+    ttft_ms: Mapping[str, float | None]
+    e2e_ms: Mapping[str, float | None]
+    preemptions: int
+    cut_requests: int
+    price_per_gpu_hour_usd: float | None
+    job_cost_usd: float | None
+    cost_per_million_output_tokens_usd: float | None
+    basis: str
+    calibration: CalibrationUsed | None
+    leaves_out: str
+    warnings: tuple[str, ...]

@@ -16,18 +16,17 @@ that make it large, before the run when the sampled lengths already say so.
 
 from __future__ import annotations
 
-from typing import Any
-
 from app.sizing import cost as cost_mod
 from app.sizing.fleet_plan import Arrivals
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, plan_fit
 from app.sizing.simulate import BurstResult, WorkLimitExceeded, burst
 
+from .answers import BatchAnswer
 from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest
 from .latency import Replica, replica, spread_ms
-from .replica import engine_fields, planned_speculation, with_engine
+from .replica import engine_figures, speculation_planned, with_engine
 from .requests import BatchRequest, Workload
 
 # About 1 s of one core here at the cheapest units (prompts in many chunks), up to 3 s at the
@@ -38,7 +37,7 @@ BATCH_MAX_WORK = 500_000
 SECONDS_PER_HOUR = 3600.0
 
 
-def batch(request: BatchRequest, context: Context) -> dict[str, Any]:
+def batch(request: BatchRequest, context: Context) -> BatchAnswer:
     """The makespan of the batch, its throughput over it, each request's TTFT and E2E from the
     start, and what the job costs."""
     model, model_label = context.model(request.model)
@@ -111,47 +110,47 @@ def _body(
     gpu_label: str,
     applied: Applied,
     notes: tuple[str, ...],
-) -> dict[str, Any]:
+) -> BatchAnswer:
     fitted, limits = shape.fit, shape.model.limits
     makespan = result.makespan_s
     price, gpus = shape.price_per_gpu_hour_usd, fitted.gpus
-    return {
-        "model": model_label,
-        "gpu": gpu_label,
-        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "tensor_parallel": fitted.tensor_parallel,
-        "gpus": gpus,
-        "weight_precision": fitted.weight_precision,
-        "kv_precision": fitted.kv_precision,
-        **engine_fields(fitted),
-        "kv_capacity_tokens": fitted.result.kv_capacity_tokens,
-        "max_concurrency": fitted.result.max_concurrency,
+    return BatchAnswer(
+        model=model_label,
+        gpu=gpu_label,
+        mig_profile=fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        tensor_parallel=fitted.tensor_parallel,
+        gpus=gpus,
+        weight_precision=fitted.weight_precision,
+        kv_precision=fitted.kv_precision,
+        engine_figures=engine_figures(fitted),
+        kv_capacity_tokens=fitted.result.kv_capacity_tokens,
+        max_concurrency=fitted.result.max_concurrency,
         # What the simulated scheduler runs at once at most (the KV cache may hold fewer).
-        "max_running_requests": min(limits.max_num_seqs, shape.model.steps.max_decodes(limits.max_batched_tokens)),
-        "speculative": planned_speculation(fitted.inputs.speculative),
-        "requests": request.requests,
-        "prompt_tokens": fitted.inputs.prompt_tokens,
-        "output_tokens": fitted.inputs.output_tokens,
-        "prompt_tokens_cv": request.prompt_tokens_cv,
-        "output_tokens_cv": request.output_tokens_cv,
-        "seed": request.seed,
-        "prompt_tokens_total": result.prompt_tokens,
-        "output_tokens_total": result.output_tokens,
-        "makespan_s": makespan,
-        "output_tokens_per_s": result.output_tokens_per_s,
-        "total_tokens_per_s": (result.prompt_tokens + result.output_tokens) / makespan,
-        "requests_per_s": request.requests / makespan,
-        "ttft_ms": spread_ms(result.ttft_s),
-        "e2e_ms": spread_ms(result.e2e_s),
-        "preemptions": result.preemptions,
-        "cut_requests": result.cut_requests,
-        "price_per_gpu_hour_usd": price,
-        "job_cost_usd": None if price is None else price * gpus * makespan / SECONDS_PER_HOUR,
-        "cost_per_million_output_tokens_usd": (
+        max_running_requests=min(limits.max_num_seqs, shape.model.steps.max_decodes(limits.max_batched_tokens)),
+        speculative=speculation_planned(fitted.inputs.speculative),
+        requests=request.requests,
+        prompt_tokens=fitted.inputs.prompt_tokens,
+        output_tokens=fitted.inputs.output_tokens,
+        prompt_tokens_cv=request.prompt_tokens_cv,
+        output_tokens_cv=request.output_tokens_cv,
+        seed=request.seed,
+        prompt_tokens_total=result.prompt_tokens,
+        output_tokens_total=result.output_tokens,
+        makespan_s=makespan,
+        output_tokens_per_s=result.output_tokens_per_s,
+        total_tokens_per_s=(result.prompt_tokens + result.output_tokens) / makespan,
+        requests_per_s=request.requests / makespan,
+        ttft_ms=spread_ms(result.ttft_s),
+        e2e_ms=spread_ms(result.e2e_s),
+        preemptions=result.preemptions,
+        cut_requests=result.cut_requests,
+        price_per_gpu_hour_usd=price,
+        job_cost_usd=None if price is None else price * gpus * makespan / SECONDS_PER_HOUR,
+        cost_per_million_output_tokens_usd=(
             None if price is None else cost_mod.cost_per_million_tokens_usd(price, gpus, result.output_tokens_per_s)
         ),
-        "basis": basis(applied),
-        "calibration": applied.describe(),
-        "leaves_out": ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
-        "warnings": _warnings(request, shape, result, applied, notes),
-    }
+        basis=basis(applied),
+        calibration=applied.used(),
+        leaves_out=ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
+        warnings=tuple(_warnings(request, shape, result, applied, notes)),
+    )

@@ -43,10 +43,12 @@ from .answers import (
     FitAnswer,
     MemoryPlan,
     RooflineAnswer,
+    SpeculationPlanned,
     SpeculativeFigures,
     SweepRow,
     ThroughputAnswer,
     Uncertainty,
+    as_fields,
 )
 from .calibration.basis import MEMORY_ONLY, Applied, apply, basis
 from .context import Context
@@ -255,14 +257,20 @@ def speculative_figures(spec: Speculation | None, step: SpeculativeStep | None) 
     )
 
 
-def planned_speculation(spec: Speculation | None, asked: Speculation | None = None) -> dict[str, Any] | None:
+def speculation_planned(spec: Speculation | None, asked: Speculation | None = None) -> SpeculationPlanned | None:
     """`speculative` on an answer under arrivals: the speculation planned and `used`, whether
-    the plan runs it (under `speculative.auto` a fleet search may leave it off). Null when
+    the plan runs it (under `speculative.auto` a fleet search may leave it off). None when
     not asked."""
     shown = spec or asked
     if shown is None:
         return None
-    return {**_speculation_settings(shown), "auto": shown.auto, "used": spec is not None}
+    return SpeculationPlanned(**_speculation_settings(shown), auto=shown.auto, used=spec is not None)
+
+
+def planned_speculation(spec: Speculation | None, asked: Speculation | None = None) -> dict[str, Any] | None:
+    """`speculation_planned` as an answer built as a dict holds it."""
+    planned = speculation_planned(spec, asked)
+    return None if planned is None else as_fields(planned)
 
 
 def sweep_row(plan: ThroughputPlan, point: Point) -> SweepRow:

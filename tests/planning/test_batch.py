@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
+from app.api.wire import dump
 from app.catalog.snapshots import CatalogSnapshot
 from app.planning import replica
 from app.planning.answers import ThroughputAnswer
@@ -36,7 +37,8 @@ def context(app: Flask) -> Context:
 
 
 def run_batch(context: Context, **fields: Any) -> dict[str, Any]:
-    return batch(PLANNING_BY_PATH["/v1/batch"].schema.load({**REPLICA, **fields}), context)
+    """The batch's answer as /v1/batch writes it (its typed answer through its schema)."""
+    return dump(batch(PLANNING_BY_PATH["/v1/batch"].schema.load({**REPLICA, **fields}), context))
 
 
 def throughput(context: Context, **fields: Any) -> ThroughputAnswer:

@@ -18,14 +18,17 @@ from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
 from app.api.wire import compiled, dump, keys
 from app.openapi.answers import WRITERS
+from app.planning import batch as batch_service
 from app.planning import replica
 from app.planning.answers import (
     FLAT_KEY,
+    BatchAnswer,
     CalibrationEngine,
     CalibrationUsed,
     CostAnswer,
     FitAnswer,
     RooflineAnswer,
+    SpeculationPlanned,
     ThroughputAnswer,
 )
 from app.planning.context import Context
@@ -104,6 +107,8 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = (1, 2, number)
         elif kind.startswith("Mapping[str, int]"):
             values[field.name] = {"attention": number, "experts": number + 1}
+        elif kind.startswith("Mapping[str, float"):  # a spread: mean and percentiles
+            values[field.name] = {"mean": number + 0.5, "p50": number, "p90": None, "p95": number + 2, "p99": 1e3}
         elif kind.startswith("Mapping"):
             values[field.name] = {"ttft_ms": [number - 0.5, number + 0.5], "tokens_per_s": None}
         elif "RooflineBound" in kind:
@@ -208,3 +213,16 @@ def test_a_throughput_answer_is_held_in_seconds_and_its_decode_is_its_bytes_over
     steady = answer.continuous_batching
     assert steady is not None and wire["continuous_batching"]["ttft_ms"] == steady.ttft_s * 1e3
     assert "time_per_token_s" not in wire and "time_per_token_s" not in wire["sweep"][0]
+
+
+def test_a_batch_answer_holds_its_makespan_and_speculation_typed(context: Context) -> None:
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "requests": 40, "prompt_tokens": 500, "output_tokens": 60}
+    answer = batch_service.batch(_load("/v1/batch", {**payload, "speculative": {"method": "ngram"}}), context)
+    assert isinstance(answer, BatchAnswer)
+    assert answer.requests_per_s == pytest.approx(40 / answer.makespan_s, rel=1e-12)
+    assert answer.output_tokens_total == 40 * 60  # fixed lengths: every answer whole
+    planned = answer.speculative
+    assert isinstance(planned, SpeculationPlanned) and planned.used and not planned.auto
+    wire = dump(answer)
+    assert wire["speculative"]["method"] == "ngram" and wire["engine"] == answer.engine_figures.engine
+    assert wire["ttft_ms"] == answer.ttft_ms and "engine_figures" not in wire
