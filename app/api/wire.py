@@ -48,7 +48,7 @@ def _nested(schema: type[Schema]) -> Convert:
 
     def convert(value: Any) -> Any:
         if value is None or isinstance(value, Mapping):
-            return value  # ranges keyed by figure name are a mapping, written as they are
+            return value  # ranges by figure name, a spread by statistic: written as they are
         return compiled(type(value), schema)(value)
 
     return convert

@@ -91,7 +91,7 @@ class RooflineAnswer:
 @dataclass(frozen=True)
 class EngineFigures:
     """What an engine's memory rule ran with: its settings and its reservations per GPU, in the
-    wire's units (GiB, whole bytes): the answers still built as dicts splice `fields()`."""
+    wire's units (GiB, whole bytes): the answers still built as dicts splice `as_fields()` of it."""
 
     engine: str
     engine_version: str | None
@@ -107,10 +107,6 @@ class EngineFigures:
     cuda_graph_gib_per_gpu: float | None
     kv_budget_gib_per_gpu: float
     expert_parallel: int | None
-
-    def fields(self) -> dict[str, Any]:
-        """The figures under their wire names, in order, as a dict answer holds them."""
-        return as_fields(self)
 
 
 def as_fields(piece: Any) -> dict[str, Any]:

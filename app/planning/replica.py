@@ -107,7 +107,7 @@ def engine_figures(plan: FitPlan) -> EngineFigures:
 
 def engine_fields(plan: FitPlan) -> dict[str, Any]:
     """`engine_figures` as an answer built as a dict splices them."""
-    return engine_figures(plan).fields()
+    return as_fields(engine_figures(plan))
 
 
 def uncertainty(
@@ -123,12 +123,7 @@ def uncertainty_fields(
     plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
 ) -> dict[str, Any]:
     """`uncertainty` as an answer built as a dict splices it."""
-    found = uncertainty(plan, predicted, mape, applies_to)
-    return {
-        "uncertainty": found.uncertainty,
-        "uncertainty_basis": found.uncertainty_basis,
-        "uncertainty_applies_to": found.uncertainty_applies_to,
-    }
+    return as_fields(uncertainty(plan, predicted, mape, applies_to))
 
 
 def _uncertainty(
