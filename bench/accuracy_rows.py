@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 DATA_DIR = Path(__file__).with_name("measurements")
 GIB = 2**30
 
@@ -400,6 +402,33 @@ def _unmodelled(row: dict[str, str]) -> None:
     text = " ".join(row.get(k) or "" for k in ("other_parallel", "notes")).lower()
     if "dp attention" in text or "dp-attention" in text or "attention dp" in text:
         raise Skip("data-parallel attention is not modelled")
+    if _lockstep(row) and model_of(row["model"]) in _moe_slugs():
+        raise Skip("identical greedy requests route every sequence to the same experts")
+
+
+def _lockstep(row: dict[str, str]) -> bool:
+    """Concurrent copies of one prompt at temperature 0 decode the same tokens in lockstep:
+    an MoE step then reads one sequence's experts, not the batch's union of them."""
+    dataset = (row.get("dataset") or "").lower()
+    tool = (row.get("benchmark_tool") or "").lower()
+    return (
+        "single" in dataset
+        and "prompt" in dataset
+        and "temperature 0" in tool
+        and (_int(row.get("batch_or_concurrency")) or 1) > 1
+    )
+
+
+def _moe_slugs() -> set[str]:
+    """The catalog's mixture-of-experts models (seed file, read once)."""
+    if not _MOE:
+        seed = Path(__file__).resolve().parents[1] / "catalog_seed" / "models.yaml"
+        models = yaml.safe_load(seed.read_text(encoding="utf-8"))["models"]
+        _MOE.update(m["slug"] for m in models if (m.get("experts") or 0) > 1)
+    return _MOE
+
+
+_MOE: set[str] = set()
 
 
 def _burst_requests(row: dict[str, str]) -> int | None:
@@ -494,9 +523,12 @@ def speed_cases(path: Path) -> Iterator[Case | Skipped]:
         at = {**params, "concurrency": concurrency}
         # A per-token time that includes prefill (no streaming) is not TPOT: its row keeps tokens/s.
         with_prefill = "includes prefill" in (row.get("tpot_itl_metric") or "")
+        # A TTFT its source says was served from the prefix cache measured no prefill: the run's
+        # hit rate counts the warm-up's miss too, so it cannot say how much of this prompt hit.
+        cached = "ttft reflects a cached prompt" in (row.get("notes") or "").lower()
         for metric, value, name in (
             (TPOT, None if with_prefill else _num(row["tpot_or_itl_ms"]), "time_per_token_ms"),
-            (TTFT, _num(row["ttft_ms"]), "ttft_ms"),
+            (TTFT, None if cached else _num(row["ttft_ms"]), "ttft_ms"),
             (OUTPUT_TOK_S, _output_tok_s(row, gpus, prompt, output), "tokens_per_s"),
         ):
             if value is not None:
@@ -582,6 +614,30 @@ def _openloop_lengths(row: dict[str, str]) -> tuple[int, int, float, float]:
     raise Skip(f"dataset {dataset!r}: its spread is not stated (no published length statistics)")
 
 
+# An open-loop run served less than this share of its offered rate: its queue grew for the
+# whole run. A stable queue falls short of the offered rate only by the drain of its last
+# requests (a request's lifetime over a run of minutes: a few percent); the runs that fall
+# short by a quarter or more are the ones whose sources call them overloaded.
+OVERLOADED_SHARE = 0.75
+_DURATION = re.compile(r"duration:? ([\d.]+) ?s\b", re.IGNORECASE)
+
+
+def achieved_rate(row: dict[str, str]) -> float | None:
+    """Requests per second the run served: as printed, else its prompts over its duration."""
+    printed = _num(row.get("achieved_req_s"))
+    if printed is not None:
+        return printed
+    duration = _DURATION.search(row.get("notes") or "")
+    prompts = _int(row.get("prompts"))
+    if duration is None or not prompts or float(duration.group(1)) <= 0:
+        return None
+    return prompts / float(duration.group(1))
+
+
+def overloaded(achieved: float | None, offered: float | None) -> bool:
+    return achieved is not None and offered is not None and achieved < OVERLOADED_SHARE * offered
+
+
 def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
     for row in _rows(path):
         row_id = row["row_id"]
@@ -593,7 +649,10 @@ def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
         except Skip as exc:
             yield Skipped(row_id, str(exc))
             continue
-        rate = _num(row["achieved_req_s"]) or _num(row["request_rate"])
+        achieved = achieved_rate(row)
+        offered = _num(row["request_rate"])
+        # A stable queue serves what is offered (a rate from the duration would count the drain).
+        rate = _num(row["achieved_req_s"]) or offered
         params.update(prompt_tokens=prompt, output_tokens=output)
         common = {"engine": params["engine"], "trust": row["trust"], "source": source_of(row)}
         # Means where the row gives them, else medians (a right-skewed TTFT's median sits below
@@ -602,10 +661,18 @@ def openloop_cases(path: Path) -> Iterator[Case | Skipped]:
             (v for k in ("tpot_mean_ms", "itl_mean_ms", "tpot_p50_ms", "itl_p50_ms") if (v := _num(row[k]))), None
         )
         ttft = _num(row["ttft_mean_ms"]) or _num(row["ttft_p50_ms"])
-        # Little's law: requests in flight = rate x time in the system (TTFT + decode).
-        in_flight = max(1, round((rate or 1) * ((ttft or 0) + output * (tpot or 0)) / 1e3))
+        if overloaded(achieved, offered):
+            # The queue grew for the whole run: TTFT measures how long the run lasted, not the
+            # replica. The running batch is still a steady state (the engine caps it), so TPOT
+            # stays, at the decode stage's own Little's law on the rate actually served.
+            ttft = None
+            in_flight = max(1, round((achieved or 1) * output * (tpot or 0) / 1e3))
+            note = f"overloaded ({achieved:g} of {offered:g} req/s served): TPOT at the decoding count"
+        else:
+            # Little's law: requests in flight = rate x time in the system (TTFT + decode).
+            in_flight = max(1, round((rate or 1) * ((ttft or 0) + output * (tpot or 0)) / 1e3))
+            note = "open loop at the in-flight count Little's law gives"
         at = {**params, "concurrency": in_flight}
-        note = "open loop at the in-flight count Little's law gives"
         if tpot is not None:
             yield Case(
                 row_id, TPOT, tpot, "/v1/throughput", at, extract=_field("continuous_batching.time_per_token_ms"),

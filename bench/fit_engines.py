@@ -641,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cross-validate", action="store_true", help="leave each source out in turn")
     parser.add_argument("--select", action="store_true", help="compare prior widths by held-out error")
     parser.add_argument("--processes", type=int, default=None)
+    parser.add_argument("--rows", type=Path, help="with --cross-validate: write the held-out rows to this CSV too")
     args = parser.parse_args(argv)
     catalog = load_catalog()
     cases, _ = load_cases()
@@ -654,6 +655,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cross_validate or args.write:
         held_out = cross_validate(catalog, cases, priors, args.rounds, args.processes)
         print_tables(held_out, "Leave-one-source-out, all rows:", "Leave-one-source-out, rows of high or medium trust:")
+        if args.rows is not None:
+            write_held_out(held_out, catalog, args.rows)
         if not args.write:
             return 0
         write_held_out(held_out, catalog)
