@@ -278,7 +278,10 @@ def read_csv(lines: Iterable[str], columns: _Columns) -> None:
     """CSV with a header row naming at least the required columns (others are ignored). A
     quoted field may not span lines."""
     stream = iter(lines)
-    header = next(csv.reader(itertools.islice(stream, 1)), None)
+    try:
+        header = next(csv.reader(itertools.islice(stream, 1)), None)
+    except csv.Error as exc:
+        raise TraceError(f"the header row is not CSV ({exc})", 1) from None
     if header is None:
         raise TraceError("the log is empty")
     names = [name.strip().lower() for name in header]
@@ -293,7 +296,10 @@ def read_csv(lines: Iterable[str], columns: _Columns) -> None:
         texts = list(itertools.islice(stream, BATCH_ROWS))
         if not texts:
             return
-        rows = list(filter(None, csv.reader(texts)))
+        try:
+            rows = list(filter(None, csv.reader(texts)))
+        except csv.Error:
+            rows = []  # the row-by-row pass names the line
         if rows and min(map(len, rows)) >= width:
             batch = _csv_batch(rows, at)
             columns.add_batch(
@@ -328,7 +334,14 @@ def _csv_rows_one_by_one(
     texts: list[str], at: dict[str, int], first_line: int, header_width: int, columns: _Columns
 ) -> None:
     reader = csv.reader(texts)
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            # A bare carriage return or NUL inside a field: the csv module refuses the line.
+            raise TraceError(f"the row is not CSV ({exc})", first_line + reader.line_num - 1) from None
         line = first_line + reader.line_num - 1
         if not row or (len(row) == 1 and not row[0].strip()):
             continue

@@ -152,6 +152,9 @@ def test_rows_with_spare_columns_blank_lines_and_blank_cached_cells_are_read() -
         (['{"timestamp": 1, "prompt_tokens": 2, "output_tokens": 3}', '{"timestamp": 2}'], 2, "prompt_tokens", "miss"),
         (['{"timestamp": 1, "prompt_tokens": 2.5, "output_tokens": 3}'], 1, "prompt_tokens", "whole number"),
         (['{"timestamp": true, "prompt_tokens": 2, "output_tokens": 3}'], 1, "timestamp", "timestamp"),
+        # A bare carriage return inside a line: the csv module refuses it; the answer names the line.
+        (["timestamp,prompt_tokens\routput_tokens", "1,2,3"], 1, None, "header row is not CSV"),
+        (["timestamp,prompt_tokens,output_tokens", "1,2,3", "2,2\r,3", "3,2,3"], 3, None, "row is not CSV"),
     ],
 )
 def test_a_bad_row_is_named_by_line_and_column(lines: list[str], line: int, column: str | None, message: str) -> None:
