@@ -10,13 +10,14 @@ file of the same columns goes through the same mapping.
 from __future__ import annotations
 
 import csv
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from app.catalog.seed import load_seed_files
 
 DATA_DIR = Path(__file__).with_name("measurements")
 GIB = 2**30
@@ -419,16 +420,10 @@ def _lockstep(row: dict[str, str]) -> bool:
     )
 
 
-def _moe_slugs() -> set[str]:
-    """The catalog's mixture-of-experts models (seed file, read once)."""
-    if not _MOE:
-        seed = Path(__file__).resolve().parents[1] / "catalog_seed" / "models.yaml"
-        models = yaml.safe_load(seed.read_text(encoding="utf-8"))["models"]
-        _MOE.update(m["slug"] for m in models if (m.get("experts") or 0) > 1)
-    return _MOE
-
-
-_MOE: set[str] = set()
+@functools.cache
+def _moe_slugs() -> frozenset[str]:
+    """The seed catalog's mixture-of-experts models."""
+    return frozenset(m["slug"] for m in load_seed_files()["models"] if (m["experts"] or 0) > 1)
 
 
 def _burst_requests(row: dict[str, str]) -> int | None:

@@ -334,28 +334,25 @@ def _csv_rows_one_by_one(
     texts: list[str], at: dict[str, int], first_line: int, header_width: int, columns: _Columns
 ) -> None:
     reader = csv.reader(texts)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            # A bare carriage return or NUL inside a field: the csv module refuses the line.
-            raise TraceError(f"the row is not CSV ({exc})", first_line + reader.line_num - 1) from None
-        line = first_line + reader.line_num - 1
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        if len(row) <= max(at.values()):
-            absent = next(name for name, index in at.items() if index >= len(row))
-            raise TraceError(f"the row has {len(row)} columns, the header {header_width}", line, absent)
-        columns.add(
-            line,
-            row[at["timestamp"]],
-            row[at["prompt_tokens"]],
-            row[at["output_tokens"]],
-            row[at["cached_tokens"]] if "cached_tokens" in at else None,
-            row[at["model"]] if "model" in at else None,
-        )
+    try:
+        for row in reader:
+            line = first_line + reader.line_num - 1
+            if not row or (len(row) == 1 and not row[0].strip()):
+                continue
+            if len(row) <= max(at.values()):
+                absent = next(name for name, index in at.items() if index >= len(row))
+                raise TraceError(f"the row has {len(row)} columns, the header {header_width}", line, absent)
+            columns.add(
+                line,
+                row[at["timestamp"]],
+                row[at["prompt_tokens"]],
+                row[at["output_tokens"]],
+                row[at["cached_tokens"]] if "cached_tokens" in at else None,
+                row[at["model"]] if "model" in at else None,
+            )
+    except csv.Error as exc:
+        # A bare carriage return or NUL inside a field: the csv module refuses the line.
+        raise TraceError(f"the row is not CSV ({exc})", first_line + reader.line_num - 1) from None
 
 
 def read_json_lines(lines: Iterable[str], columns: _Columns) -> None:
