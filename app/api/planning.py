@@ -49,7 +49,7 @@ def latency() -> Response:
     if request.method == "GET" and "length_samples" in request.args:
         message = "length_samples is POST only: a list of pairs has no query form"
         raise ApiError(422, message, {"length_samples": ["POST only"]})
-    body = latency_service.latency(parse(PLANNING_BY_PATH["/v1/latency"].schema), context())
+    body = dump(latency_service.latency(parse(PLANNING_BY_PATH["/v1/latency"].schema), context()))
     return respond(body, rows=body["rates"])
 
 

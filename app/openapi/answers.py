@@ -655,7 +655,7 @@ class FleetKvTransfer(Schema):
     link = fields.String(required=True, validate=validate.OneOf((disaggregated.NVLINK, disaggregated.NETWORK)))
     gb_per_s_per_gpu = fields.Float(required=True)
     parallel_gpus = fields.Integer(required=True)
-    ms = fields.Float(required=True)
+    ms = Scaled(MS, attribute="seconds", required=True)
 
 
 class _ReplicaKind(Schema):
@@ -1263,4 +1263,9 @@ WRITERS: dict[type, type[Schema]] = {
     typed.RooflineAnswer: RooflineResponse,
     typed.CalibrationUsed: PlanCalibration,
     typed.CalibrationEngine: CalibrationEngine,
+    typed.LatencyAnswer: LatencyResponse,
+    typed.PairLatencyAnswer: LatencyResponse,
+    typed.LatencyRow: LatencyRow,
+    typed.SimulatedRow: LatencyRow,
+    disaggregated.KvTransfer: FleetKvTransfer,
 }

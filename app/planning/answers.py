@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from app.sizing.vocabulary import RooflineBound
+from app.sizing.disaggregated import KvTransfer
+from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode, Role, RooflineBound
 
 # Metadata of a field whose value, a dataclass, is written as its own fields in place (the
 # wire form is one flat object): `memory: MemoryPlan = field(metadata=FLAT)`.
@@ -337,3 +338,86 @@ class BatchAnswer:
     calibration: CalibrationUsed | None
     leaves_out: str
     warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyRow:
+    """One request rate on one replica (or prefill/decode pair) under random arrivals, from
+    the queueing model: utilization, the percentiles, and whether the SLOs hold there. A
+    spread is the mean and percentiles of one per-request figure in milliseconds by statistic
+    (mean, p50, p90, p95, p99), null where the replica has no steady state."""
+
+    request_rate: float
+    utilization: float
+    stable: bool
+    in_flight_mean: float | None
+    queue_wait_ms: Mapping[str, float | None]
+    ttft_ms: Mapping[str, float | None]
+    tpot_ms: Mapping[str, float | None]
+    itl_ms: Mapping[str, float | None]
+    e2e_ms: Mapping[str, float | None]
+    output_tokens_per_s: float | None
+    kv_fits: bool
+    meets_slo: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulatedRow:
+    """A rate simulated instead: the figures, their 95% half-widths by batch means (the
+    simulator's own sampling error) by figure, and what the simulation did."""
+
+    figures: LatencyRow = field(metadata=FLAT)
+    confidence_95_ms: Mapping[str, Mapping[str, float | None]]
+    preemptions: int
+    measured_requests: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class LatencyAnswer:
+    """/v1/latency: one replica under random arrivals, a row per rate, and the highest rate
+    meeting the SLOs at `slo_percentile` with what stops a higher one."""
+
+    model: str
+    gpu: str
+    mig_profile: str | None
+    mode: LatencyMode
+    tensor_parallel: int
+    weight_precision: str
+    kv_precision: str
+    engine_figures: EngineFigures = field(metadata=FLAT)
+    kv_capacity_tokens: int
+    prompt_tokens: int
+    output_tokens: int
+    prompt_tokens_cv: float
+    output_tokens_cv: float
+    arrival: str  # "poisson", or "gamma" at a burstiness other than 1
+    burstiness: float
+    saturation_rate: float
+    slo_percentile: float
+    ttft_slo_ms: float | None
+    tpot_slo_ms: float | None
+    e2e_slo_ms: float | None
+    max_request_rate: float
+    max_request_rate_bound_by: Binding
+    # Null when no SLO is given.
+    max_request_rate_meets_slo: bool | None
+    speculative: SpeculationPlanned | None
+    rates: tuple[LatencyRow | SimulatedRow, ...]
+    basis: str
+    calibration: CalibrationUsed | None
+    leaves_out: str
+    warnings: tuple[str, ...]
+    topology: FleetLayout
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairLatencyAnswer:
+    """topology=disaggregated: one prefill and one decode replica of the request's shape; the
+    answer is the decode replica's with the pair's rows and capacity, bound by the pool named,
+    and a prompt's KV crosses a link."""
+
+    answer: LatencyAnswer = field(metadata=FLAT)
+    max_request_rate_pool: Role
+    prefill_saturation_rate: float
+    decode_saturation_rate: float
+    kv_transfer: KvTransfer

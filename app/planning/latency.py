@@ -13,6 +13,7 @@ analytic model, or with `mode=simulate` on simulations of the same seed.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -33,9 +34,10 @@ from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode
 
 from . import work
+from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, SimulatedRow, as_fields
 from .calibration.basis import Applied, apply, basis
 from .context import Context
-from .replica import engine_fields, planned_speculation, with_engine
+from .replica import engine_figures, speculation_planned, with_engine
 from .requests import LatencyRequest, Workload
 
 
@@ -104,45 +106,54 @@ def _meets(workload: Workload, ttft: Percentiles, tpot: Percentiles, e2e: Percen
     return stable and _missed(workload, ttft, tpot, e2e) is None
 
 
-def _row(
-    figures: LatencyEstimate | SimulationResult | UnitEstimate, workload: Workload, kv_fits: bool
-) -> dict[str, Any]:
+def _row(figures: LatencyEstimate | SimulationResult | UnitEstimate, workload: Workload, kv_fits: bool) -> LatencyRow:
     """The figures every row has, from the analytic model or a simulation alike."""
     stable = figures.stable
-    return {
-        "request_rate": figures.rate_per_s,
-        "utilization": figures.utilization,
-        "stable": stable,
-        "in_flight_mean": figures.in_flight_mean if stable else None,
-        "queue_wait_ms": spread_ms(figures.queue_wait_s, stable),
-        "ttft_ms": spread_ms(figures.ttft_s, stable),
-        "tpot_ms": spread_ms(figures.tpot_s, stable),
-        "itl_ms": spread_ms(figures.itl_s, stable),
-        "e2e_ms": spread_ms(figures.e2e_s, stable),
-        "output_tokens_per_s": figures.output_tokens_per_s if stable else None,
-        "kv_fits": kv_fits,
-        "meets_slo": _meets(workload, figures.ttft_s, figures.tpot_s, figures.e2e_s, stable and kv_fits),
-    }
+    return LatencyRow(
+        request_rate=figures.rate_per_s,
+        utilization=figures.utilization,
+        stable=stable,
+        in_flight_mean=figures.in_flight_mean if stable else None,
+        queue_wait_ms=spread_ms(figures.queue_wait_s, stable),
+        ttft_ms=spread_ms(figures.ttft_s, stable),
+        tpot_ms=spread_ms(figures.tpot_s, stable),
+        itl_ms=spread_ms(figures.itl_s, stable),
+        e2e_ms=spread_ms(figures.e2e_s, stable),
+        output_tokens_per_s=figures.output_tokens_per_s if stable else None,
+        kv_fits=kv_fits,
+        meets_slo=_meets(workload, figures.ttft_s, figures.tpot_s, figures.e2e_s, stable and kv_fits),
+    )
 
 
-def _analytic_row(estimate: LatencyEstimate, workload: Workload) -> dict[str, Any]:
+def analytic_row(estimate: LatencyEstimate | UnitEstimate, workload: Workload) -> LatencyRow:
+    """A rate's row from the queueing model (of one replica or of a prefill/decode pair)."""
     return _row(estimate, workload, estimate.kv_ok)
 
 
-def simulated_row(result: SimulationResult, workload: Workload) -> dict[str, Any]:
+def simulated_row(result: SimulationResult, workload: Workload) -> SimulatedRow:
     """A simulated rate's row: the figures, their 95% half-widths by batch means (the
     simulator's own sampling error), and what the simulation did."""
     stable = result.stable
-    return {
-        **_row(result, workload, result.preemptions == 0),
-        "confidence_95_ms": {
+    return SimulatedRow(
+        figures=_row(result, workload, result.preemptions == 0),
+        confidence_95_ms={
             "queue_wait_ms": spread_ms(result.queue_wait_ci, stable),
             "ttft_ms": spread_ms(result.ttft_ci, stable),
             "tpot_ms": spread_ms(result.tpot_ci, stable),
             "e2e_ms": spread_ms(result.e2e_ci, stable),
         },
-        "preemptions": result.preemptions,
-        "measured_requests": result.measured_requests,
+        preemptions=result.preemptions,
+        measured_requests=result.measured_requests,
+    )
+
+
+def simulated_fields(row: SimulatedRow) -> dict[str, Any]:
+    """A simulated row as an answer built as a dict (the fleet's) holds it: one flat object."""
+    return {
+        **as_fields(row.figures),
+        "confidence_95_ms": row.confidence_95_ms,
+        "preemptions": row.preemptions,
+        "measured_requests": row.measured_requests,
     }
 
 
@@ -186,7 +197,7 @@ def simulated_capacity(shape: Replica, workload: Workload, seed: int, requests: 
     return Capacity(lo, reason, lo > 0)
 
 
-def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
+def latency(request: LatencyRequest, context: Context) -> LatencyAnswer | PairLatencyAnswer:
     """Percentiles of queue wait, TTFT, TPOT, ITL and E2E at each rate, and the capacity."""
     model, model_label = context.model(request.model)
     gpu, gpu_label = context.gpu(request.gpu)
@@ -198,6 +209,7 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
         return _pd_unit(request, shape, model, gpu, model_label, gpu_label, applied, context.notes)
     analytic = shape.model
     simulation = request.simulation
+    rows: Sequence[LatencyRow | SimulatedRow]
     if simulation is not None:
         n = simulation.requests
         size_fields = ("requests", "request_rate" if len(request.rates) == 1 else "sweep_rates")
@@ -216,27 +228,26 @@ def latency(request: LatencyRequest, context: Context) -> dict[str, Any]:
             raise work.over_budget(over, size_fields) from None
     else:
         saturation = analytic.saturation_rate_per_s
-        rows = [_analytic_row(analytic.latency(rate), workload) for rate in request.rates]
+        rows = [analytic_row(analytic.latency(rate), workload) for rate in request.rates]
         slos = slos_s(workload.ttft_slo_ms, workload.tpot_slo_ms, workload.arrivals.e2e_slo_ms)
         found = analytic.max_request_rate(*slos, workload.arrivals.slo_percentile)
         capacity = Capacity(found.rate_per_s, found.bound_by, found.meets_slo)
-    return _body(request, shape, model_label, gpu_label, applied, saturation, capacity, rows, context.notes)
+    return _answer(request, shape, (model_label, gpu_label), applied, saturation, capacity, rows, context.notes)
 
 
-def _body(
+def _answer(
     request: LatencyRequest,
     shape: Replica,
-    model_label: str,
-    gpu_label: str,
+    labels: tuple[str, str],
     applied: Applied,
     saturation: float,
     capacity: Capacity,
-    rows: list[dict[str, Any]],
+    rows: Sequence[LatencyRow | SimulatedRow],
     notes: tuple[str, ...],
-) -> dict[str, Any]:
+    topology: FleetLayout = FleetLayout.AGGREGATED,
+) -> LatencyAnswer:
     fitted, workload = shape.fit, request.workload
-    slos_given = _slos_given(workload)
-    unstable = [row["request_rate"] for row in rows if not row["stable"]]
+    unstable = [row.request_rate for row in (_figures(row) for row in rows) if not row.stable]
     warnings = [*fitted.warnings, *notes, *applied.notes(fitted.tensor_parallel, fitted.kv_precision)]
     if unstable:
         warnings.append(
@@ -244,38 +255,43 @@ def _body(
             + ", ".join(f"{rate:g}" for rate in unstable)
             + " requests/s; the queue grows without bound"
         )
-    return {
-        "model": model_label,
-        "gpu": gpu_label,
-        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "mode": LatencyMode.ANALYTIC if request.simulation is None else LatencyMode.SIMULATE,
-        "tensor_parallel": fitted.tensor_parallel,
-        "weight_precision": fitted.weight_precision,
-        "kv_precision": fitted.kv_precision,
-        **engine_fields(fitted),
-        "kv_capacity_tokens": fitted.result.kv_capacity_tokens,
-        "prompt_tokens": fitted.inputs.prompt_tokens,
-        "output_tokens": fitted.inputs.output_tokens,
-        "prompt_tokens_cv": workload.arrivals.prompt_tokens_cv,
-        "output_tokens_cv": workload.arrivals.output_tokens_cv,
-        "arrival": "poisson" if workload.arrivals.burstiness == 1 else "gamma",
-        "burstiness": workload.arrivals.burstiness,
-        "saturation_rate": saturation,
-        "slo_percentile": workload.arrivals.slo_percentile,
-        "ttft_slo_ms": workload.ttft_slo_ms,
-        "tpot_slo_ms": workload.tpot_slo_ms,
-        "e2e_slo_ms": workload.arrivals.e2e_slo_ms,
-        "max_request_rate": capacity.rate_per_s,
-        "max_request_rate_bound_by": capacity.bound_by,
-        "max_request_rate_meets_slo": capacity.meets_slo if slos_given else None,
-        "speculative": planned_speculation(fitted.inputs.speculative),
-        "rates": rows,
-        "basis": basis(applied),
-        "calibration": applied.describe(),
-        "leaves_out": ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
-        "warnings": warnings,
-        "topology": FleetLayout.AGGREGATED,
-    }
+    arrivals = workload.arrivals
+    return LatencyAnswer(
+        model=labels[0],
+        gpu=labels[1],
+        mig_profile=fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        mode=LatencyMode.ANALYTIC if request.simulation is None else LatencyMode.SIMULATE,
+        tensor_parallel=fitted.tensor_parallel,
+        weight_precision=fitted.weight_precision,
+        kv_precision=fitted.kv_precision,
+        engine_figures=engine_figures(fitted),
+        kv_capacity_tokens=fitted.result.kv_capacity_tokens,
+        prompt_tokens=fitted.inputs.prompt_tokens,
+        output_tokens=fitted.inputs.output_tokens,
+        prompt_tokens_cv=arrivals.prompt_tokens_cv,
+        output_tokens_cv=arrivals.output_tokens_cv,
+        arrival="poisson" if arrivals.burstiness == 1 else "gamma",
+        burstiness=arrivals.burstiness,
+        saturation_rate=saturation,
+        slo_percentile=arrivals.slo_percentile,
+        ttft_slo_ms=workload.ttft_slo_ms,
+        tpot_slo_ms=workload.tpot_slo_ms,
+        e2e_slo_ms=arrivals.e2e_slo_ms,
+        max_request_rate=capacity.rate_per_s,
+        max_request_rate_bound_by=capacity.bound_by,
+        max_request_rate_meets_slo=capacity.meets_slo if _slos_given(workload) else None,
+        speculative=speculation_planned(fitted.inputs.speculative),
+        rates=tuple(rows),
+        basis=basis(applied),
+        calibration=applied.used(),
+        leaves_out=ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
+        warnings=tuple(warnings),
+        topology=topology,
+    )
+
+
+def _figures(row: LatencyRow | SimulatedRow) -> LatencyRow:
+    return row.figures if isinstance(row, SimulatedRow) else row
 
 
 def _pd_unit(
@@ -287,33 +303,30 @@ def _pd_unit(
     gpu_label: str,
     applied: Applied,
     notes: tuple[str, ...],
-) -> dict[str, Any]:
+) -> PairLatencyAnswer:
     """topology=disaggregated: one prefill and one decode replica of the request's shape."""
     workload = request.workload
     prefill_fit = plan_fit(model, gpu, prefill_plan(applied.inputs))
     seats = tuple(fit.inputs.max_num_seqs or fit.result.max_concurrency for fit in (prefill_fit, decode.fit))
     unit = pd_unit(model, prefill_fit, decode.fit, workload.arrivals, seats, request.network_gb_per_s)  # type: ignore[arg-type]
-    rows = []
-    for rate in request.rates:
-        estimate = unit.latency(rate)
-        rows.append(_row(estimate, workload, estimate.kv_ok))
+    rows = [analytic_row(unit.latency(rate), workload) for rate in request.rates]
     ttft_s, tpot_s, _ = slos_s(workload.ttft_slo_ms, workload.tpot_slo_ms, None)
     found, pool = unit.max_request_rate(ttft_s, tpot_s, workload.arrivals.slo_percentile)
     capacity = Capacity(found.rate_per_s, found.bound_by, found.meets_slo)
-    body = _body(request, decode, model_label, gpu_label, applied, unit.saturation_rate_per_s, capacity, rows, notes)
-    transfer = unit.transfer
-    body.update(
-        topology=FleetLayout.DISAGGREGATED,
+    labels = (model_label, gpu_label)
+    saturation = unit.saturation_rate_per_s
+    return PairLatencyAnswer(
+        answer=_answer(request, decode, labels, applied, saturation, capacity, rows, notes, FleetLayout.DISAGGREGATED),
         max_request_rate_pool=pool,
         prefill_saturation_rate=unit.prefill.saturation_rate_per_s,
         decode_saturation_rate=unit.decode.saturation_rate_per_s,
-        kv_transfer=kv_transfer_body(transfer),
+        kv_transfer=unit.transfer,
     )
-    return body
 
 
 def kv_transfer_body(transfer: KvTransfer) -> dict[str, Any]:
-    """Moving one request's prompt KV between a P/D pair, as answers give it (FleetKvTransfer)."""
+    """Moving one request's prompt KV between a P/D pair, as a fleet answer (built as a dict)
+    gives it: the fields FleetKvTransfer writes of a KvTransfer."""
     return {
         "bytes_per_request": transfer.bytes_per_request,
         "link": transfer.link,

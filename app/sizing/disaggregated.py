@@ -368,7 +368,7 @@ class PdUnit:
 
     def max_request_rate(
         self, ttft_slo_s: float | None, tpot_slo_s: float | None, percentile: float
-    ) -> tuple[MaxRate, str]:
+    ) -> tuple[MaxRate, Role]:
         """The unit's capacity: the lower of the prefill replica's (TTFT less the transfer)
         and the decode replica's (TPOT), and which pool it is."""
         budget = None if ttft_slo_s is None else max(ttft_slo_s - self.transfer.seconds, 1e-6)

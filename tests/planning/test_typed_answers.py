@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
+from enum import StrEnum
 from types import SimpleNamespace
 from typing import Any
 
@@ -19,6 +20,7 @@ from app.api.schemas import PLANNING_BY_PATH
 from app.api.wire import compiled, dump, keys
 from app.openapi.answers import WRITERS
 from app.planning import batch as batch_service
+from app.planning import latency as latency_service
 from app.planning import replica
 from app.planning.answers import (
     FLAT_KEY,
@@ -27,14 +29,18 @@ from app.planning.answers import (
     CalibrationUsed,
     CostAnswer,
     FitAnswer,
+    LatencyAnswer,
+    LatencyRow,
+    PairLatencyAnswer,
     RooflineAnswer,
+    SimulatedRow,
     SpeculationPlanned,
     ThroughputAnswer,
 )
 from app.planning.context import Context
 from app.planning.requests import CostRequest, RooflineRequest
 from app.sizing.plan import PlanInputs
-from app.sizing.vocabulary import RooflineBound
+from app.sizing.vocabulary import FleetLayout, LatencyMode, Role, RooflineBound
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +88,17 @@ def test_a_gemm_on_given_roofs_is_held_in_seconds_and_flops_per_second(context: 
 
 @pytest.mark.parametrize("answer_type", list(WRITERS))
 def test_a_typed_answer_and_its_schema_agree_field_for_field(answer_type: type) -> None:
-    """Every field of the type is written (the writer refuses one it cannot), and every field
-    the schema documents is one the type holds: nothing documented goes unwritten."""
+    """Every field of the type is written (the writer refuses one it cannot), every key the
+    schema requires is one the type holds, and every field the schema documents is held by one
+    of the types it writes (a simulated latency row's extras, a P/D pair's): nothing documented
+    goes unwritten."""
     schema = WRITERS[answer_type]
-    assert sorted(keys(answer_type, schema)) == sorted(schema().fields)
+    fields = schema().fields
+    written = keys(answer_type, schema)
+    assert len(set(written)) == len(written)
+    assert {name for name, f in fields.items() if f.required} <= set(written)
+    kin = [t for t, s in WRITERS.items() if s is schema]
+    assert sorted({key for t in kin for key in keys(t, schema)}) == sorted(fields)
 
 
 def _sample(answer_type: type) -> Any:
@@ -107,12 +120,17 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = (1, 2, number)
         elif kind.startswith("Mapping[str, int]"):
             values[field.name] = {"attention": number, "experts": number + 1}
+        elif kind.startswith("Mapping[str, Mapping"):  # spreads by figure
+            spread = {"mean": number + 0.5, "p50": number, "p90": None, "p95": number + 2, "p99": 1e3}
+            values[field.name] = {"ttft_ms": spread, "tpot_ms": spread, "queue_wait_ms": spread, "e2e_ms": spread}
         elif kind.startswith("Mapping[str, float"):  # a spread: mean and percentiles
             values[field.name] = {"mean": number + 0.5, "p50": number, "p90": None, "p95": number + 2, "p99": 1e3}
         elif kind.startswith("Mapping"):
             values[field.name] = {"ttft_ms": [number - 0.5, number + 0.5], "tokens_per_s": None}
         elif "RooflineBound" in kind:
             values[field.name] = RooflineBound.COMPUTE
+        elif isinstance(hints[field.name], type) and issubclass(hints[field.name], StrEnum):
+            values[field.name] = list(hints[field.name])[-1]
         elif kind.startswith("bool"):
             values[field.name] = number % 2 == 0
         elif kind.startswith("str"):
@@ -125,8 +143,9 @@ def _sample(answer_type: type) -> Any:
 
 
 def _pieces(hint: Any) -> tuple[Any, ...]:
-    """The types a field's annotation names: itself, an optional's, a tuple's items'."""
-    return (hint, *typing.get_args(hint))
+    """The types a field's annotation names: itself, an optional's, a tuple's items' (a union's
+    members each)."""
+    return (hint, *(piece for arg in typing.get_args(hint) for piece in _pieces(arg)))
 
 
 def _flattened(answer: Any) -> Any:
@@ -226,3 +245,63 @@ def test_a_batch_answer_holds_its_makespan_and_speculation_typed(context: Contex
     wire = dump(answer)
     assert wire["speculative"]["method"] == "ngram" and wire["engine"] == answer.engine_figures.engine
     assert wire["ttft_ms"] == answer.ttft_ms and "engine_figures" not in wire
+
+
+def test_a_latency_answer_holds_its_rows_typed_and_writes_them_flat(context: Context) -> None:
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "prompt_tokens": 1000, "output_tokens": 200}
+    answer = latency_service.latency(_load("/v1/latency", {**payload, "sweep_rates": [1, 1000]}), context)
+    assert isinstance(answer, LatencyAnswer)
+    assert (answer.mode, answer.topology, answer.max_request_rate_meets_slo) == (
+        LatencyMode.ANALYTIC,
+        FleetLayout.AGGREGATED,
+        None,  # no SLO given
+    )
+    low, high = answer.rates
+    assert isinstance(low, LatencyRow) and (low.request_rate, high.request_rate) == (1.0, 1000.0)
+    # 1,000 requests/s is past the replica's saturation: no steady state, every figure null.
+    assert low.stable and not high.stable and answer.saturation_rate < 1000
+    assert set(high.ttft_ms.values()) == {None} and high.output_tokens_per_s is None
+    assert any(w.startswith("past capacity") for w in answer.warnings)
+    # The queue wait is part of the TTFT: the mean TTFT exceeds the mean wait.
+    assert low.ttft_ms["mean"] > low.queue_wait_ms["mean"]  # type: ignore[operator]
+    wire = dump(answer)
+    assert (
+        wire["rates"][0]["ttft_ms"] == low.ttft_ms
+        and wire["max_request_rate_bound_by"] == answer.max_request_rate_bound_by
+    )
+    assert "figures" not in wire["rates"][0] and "engine_figures" not in wire
+
+
+def test_a_simulated_row_writes_its_figures_and_half_widths_as_one_object(context: Context) -> None:
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "request_rate": 2, "mode": "simulate", "requests": 1000}
+    answer = latency_service.latency(_load("/v1/latency", payload), context)
+    assert isinstance(answer, LatencyAnswer) and answer.mode == LatencyMode.SIMULATE
+    (row,) = answer.rates
+    assert isinstance(row, SimulatedRow) and row.figures.request_rate == 2.0
+    assert row.measured_requests <= 1000 and row.preemptions == 0
+    written = dump(answer)["rates"][0]
+    assert list(written)[: len(dataclasses.fields(LatencyRow))] == [f.name for f in dataclasses.fields(LatencyRow)]
+    assert written["confidence_95_ms"]["ttft_ms"] == row.confidence_95_ms["ttft_ms"]
+    assert written["ttft_ms"] == row.figures.ttft_ms
+
+
+def test_a_disaggregated_latency_answer_holds_the_pair_and_its_kv_transfer_in_seconds(context: Context) -> None:
+    payload = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "prompt_tokens": 2000, "output_tokens": 200}
+    answer = latency_service.latency(
+        _load("/v1/latency", {**payload, "request_rate": 1, "topology": "disaggregated"}), context
+    )
+    assert isinstance(answer, PairLatencyAnswer) and answer.answer.topology == FleetLayout.DISAGGREGATED
+    transfer = answer.kv_transfer
+    # Llama 3.1 8B's bf16 KV is 131,072 bytes a token: a 2,000-token prompt's is 262,144,000.
+    assert transfer.bytes_per_request == 2000 * 131_072
+    assert answer.max_request_rate_pool in (Role.PREFILL, Role.DECODE)
+    wire = dump(answer)
+    assert wire["kv_transfer"]["ms"] == transfer.seconds * 1e3 and "seconds" not in wire["kv_transfer"]
+    assert wire["topology"] == "disaggregated" and "answer" not in wire
+    # The pair's own figures come after the answer every layout gives, as they always have.
+    assert list(wire)[-4:] == [
+        "max_request_rate_pool",
+        "prefill_saturation_rate",
+        "decode_saturation_rate",
+        "kv_transfer",
+    ]

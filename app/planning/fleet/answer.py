@@ -26,7 +26,7 @@ from app.sizing.vocabulary import FleetLayout
 
 from .. import work
 from ..finance import FinanceAnswer
-from ..latency import simulated_row, spread_ms
+from ..latency import simulated_fields, simulated_row, spread_ms
 from ..requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
@@ -159,7 +159,7 @@ def simulated_body(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs 
         return None
     traffic = request.traffic if traffic is None else traffic
     assert traffic.arrivals is not None  # a queueing model implies arrivals
-    return simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms))
+    return simulated_fields(simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms)))
 
 
 def option_row(rank_index: int | None, option: Option, measured: bool | None = None) -> dict[str, Any]:
