@@ -25,7 +25,7 @@ from typing import Any
 from marshmallow import Schema, fields
 from marshmallow.class_registry import get_class
 
-from app.openapi.answers import WRITERS, Rounded, Scaled
+from app.openapi.answers import WRITERS, Cents, Rounded, Scaled
 from app.planning.answers import FLAT_KEY
 
 Dumper = Callable[[Any], dict[str, Any]]
@@ -56,7 +56,7 @@ def _nested(schema: type[Schema]) -> Convert:
 
 def _converter(field: fields.Field[Any]) -> Convert | None:
     """What a value goes through on its way out (None: written as it is)."""
-    if isinstance(field, (Scaled, Rounded)):
+    if isinstance(field, (Scaled, Rounded, Cents)):
         return field.convert
     if isinstance(field, fields.Dict) and field.value_field is not None:
         value = _converter(field.value_field)

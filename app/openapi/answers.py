@@ -68,6 +68,16 @@ class Rounded(fields.Integer):
         return self.convert(value)
 
 
+class Cents(fields.Float):
+    """Dollars held unrounded (a day's cost), written to the cent."""
+
+    def convert(self, value: float | None) -> float | None:
+        return None if value is None else round(value, 2)
+
+    def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> float | None:
+        return self.convert(value)
+
+
 def page(item: str, name: str | None = None) -> type[Schema]:
     """A list envelope: one page of `item`s, the count of every match and the page's bounds."""
     return Schema.from_dict(
@@ -495,7 +505,7 @@ class _DayFigures(Schema):
     e2e_violation_rate = fields.Float(required=True)
     replica_hours = fields.Float(required=True)
     gpu_hours = fields.Float(required=True)
-    cost_usd = fields.Float(required=True, allow_none=True)
+    cost_usd = Cents(required=True, allow_none=True)
 
 
 class Day(_DayFigures):
@@ -1268,4 +1278,14 @@ WRITERS: dict[type, type[Schema]] = {
     typed.LatencyRow: LatencyRow,
     typed.SimulatedRow: LatencyRow,
     disaggregated.KvTransfer: FleetKvTransfer,
+    typed.AutoscalingAnswer: AutoscalingResponse,
+    typed.TriggerAnswer: FleetTrigger,
+    typed.DayPolicy: DayPolicyAnswer,
+    typed.RecommendedPolicy: DayPolicyAnswer,
+    typed.SimulatedDay: Day,
+    typed.StaticDay: StaticDay,
+    typed.DayHour: DayHour,
+    typed.DayReplicas: DayReplicas,
+    typed.Recommendation: DayRecommendation,
+    typed.GridPoint: DayGridPoint,
 }

@@ -421,3 +421,153 @@ class PairLatencyAnswer:
     prefill_saturation_rate: float
     decode_saturation_rate: float
     kv_transfer: KvTransfer
+
+
+@dataclass(frozen=True)
+class TriggerAnswer:
+    """One autoscaling trigger as a policy states it: the signal, the engine's gauges it sums,
+    the PromQL query over the served model's pods, the threshold per replica and its basis."""
+
+    signal: str
+    metrics: tuple[str, ...]
+    query: str
+    threshold: float
+    derived_from: str
+
+
+@dataclass(frozen=True)
+class DayPolicy:
+    """The autoscaling policy a simulated day ran under."""
+
+    triggers: tuple[TriggerAnswer, ...]
+    scale_up_delay_s: float
+    scale_down_delay_s: float
+    min_replicas: int
+    max_replicas: int
+    warm_pool: int
+    polling_interval_s: float
+
+
+@dataclass(frozen=True)
+class RecommendedPolicy:
+    """A grid policy: the day's policy with every trigger's threshold scaled by `threshold_scale`."""
+
+    policy: DayPolicy = field(metadata=FLAT)
+    threshold_scale: float
+
+
+@dataclass(frozen=True)
+class DayHour:
+    """One hour of a simulated day. Violation rates are shares of the requests finished in the
+    hour (0 when none finished); the cost is unrounded (written to the cent)."""
+
+    hour: int
+    requests: int
+    finished: int
+    violation_rate: float
+    ttft_violation_rate: float
+    tpot_violation_rate: float
+    e2e_violation_rate: float
+    replicas_mean: float
+    replicas_max: int
+    replica_hours: float
+    gpu_hours: float
+    cost_usd: float | None
+
+
+@dataclass(frozen=True)
+class DayReplicas:
+    """The replicas at one instant of a day: serving, starting up, and held warm."""
+
+    t_s: float
+    serving: int
+    starting: int
+    warm: int
+
+
+@dataclass(frozen=True)
+class SimulatedDay:
+    """A day under one policy: its totals, its scaling events, its hours and its timeline."""
+
+    requests: int
+    finished: int
+    violation_rate: float
+    ttft_violation_rate: float
+    tpot_violation_rate: float
+    e2e_violation_rate: float
+    replica_hours: float
+    gpu_hours: float
+    cost_usd: float | None
+    scale_ups: int
+    scale_downs: int
+    drain_s: float
+    per_hour: tuple[DayHour, ...]
+    timeline: tuple[DayReplicas, ...]
+
+
+@dataclass(frozen=True)
+class StaticDay:
+    """The static plan's day: /v1/fleet's peak fleet held all day."""
+
+    replicas: int
+    day: SimulatedDay = field(metadata=FLAT)
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One policy of the recommendation grid and how its day went."""
+
+    min_replicas: int
+    warm_pool: int
+    threshold_scale: float
+    violation_rate: float
+    gpu_hours: float
+    meets: bool
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The cheapest grid policy meeting the violation target (`policy` and `day` null when
+    none does), and every policy the grid tried."""
+
+    status: str
+    policy: RecommendedPolicy | None
+    day: SimulatedDay | None
+    grid: tuple[GridPoint, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AutoscalingAnswer:
+    """/v1/autoscaling/simulate: a day of the fleet under an autoscaling policy, beside the
+    static peak plan, and with `recommend` the cheapest grid policy meeting the target."""
+
+    model: str
+    gpu: str
+    mig_profile: str | None
+    tensor_parallel: int
+    weight_precision: str
+    kv_precision: str
+    kv_capacity_tokens: int
+    prompt_tokens: int
+    output_tokens: int
+    prompt_tokens_cv: float
+    output_tokens_cv: float
+    gpus_per_replica: int
+    engine_figures: EngineFigures = field(metadata=FLAT)
+    speculative: SpeculationPlanned | None
+    max_request_rate: float
+    price_per_gpu_hour_usd: float | None
+    seed: int
+    hours: int
+    requests: int
+    cold_start_s: float
+    cold_start_basis: str
+    policy: DayPolicy
+    autoscaled: SimulatedDay
+    static: StaticDay
+    recommendation: Recommendation | None
+    max_violation_rate: float
+    basis: str
+    calibration: CalibrationUsed | None
+    leaves_out: str
+    warnings: tuple[str, ...]

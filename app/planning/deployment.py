@@ -21,6 +21,7 @@ from app.sizing.simulate import GAMMA
 from app.sizing.speculation import DRAFT_MODEL, EAGLE, EAGLE3, MTP, NGRAM, Speculation
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 
+from .answers import TriggerAnswer, as_fields
 from .requests import FleetRequest
 
 # How often KEDA asks Prometheus, and the failed reads before it falls back, s and reads.
@@ -142,14 +143,20 @@ def threshold_text(trigger: Trigger) -> str:
     return f"{trigger.threshold:.2f}" if trigger.signal == KV_USAGE else str(int(trigger.threshold))
 
 
+def trigger_answer(trigger: Trigger, served: str, threshold: float | None = None) -> TriggerAnswer:
+    """A trigger as a policy states it, at its own threshold or the one given."""
+    return TriggerAnswer(
+        signal=trigger.signal,
+        metrics=trigger.metrics,
+        query=promql(trigger, served),
+        threshold=trigger.threshold if threshold is None else threshold,
+        derived_from=trigger.derived_from,
+    )
+
+
 def trigger_row(trigger: Trigger, served: str) -> dict[str, Any]:
-    return {
-        "signal": trigger.signal,
-        "metrics": list(trigger.metrics),
-        "query": promql(trigger, served),
-        "threshold": trigger.threshold,
-        "derived_from": trigger.derived_from,
-    }
+    """`trigger_answer` as an answer built as a dict (the fleet's) holds it."""
+    return {**as_fields(trigger_answer(trigger, served)), "metrics": list(trigger.metrics)}
 
 
 def autoscaling_body(plan: FleetPlan, traffic: FleetInputs | None, served: str) -> dict[str, Any]:

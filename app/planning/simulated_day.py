@@ -39,11 +39,22 @@ from app.sizing.queueing import ReplicaModel
 from app.sizing.simulate import WorkLimitExceeded, predicted_work
 from app.sizing.triggers import SIGNALS, Trigger, engine_metrics
 
+from .answers import (
+    AutoscalingAnswer,
+    DayHour,
+    DayPolicy,
+    DayReplicas,
+    GridPoint,
+    Recommendation,
+    RecommendedPolicy,
+    SimulatedDay,
+    StaticDay,
+)
 from .calibration.basis import apply, basis
 from .context import Context
-from .deployment import engine_name, plan_triggers, promql, scale_down_window_s, served_name
+from .deployment import engine_name, plan_triggers, scale_down_window_s, served_name, trigger_answer
 from .errors import InvalidRequest
-from .replica import engine_fields, planned_speculation, with_engine
+from .replica import engine_figures, speculation_planned, with_engine
 from .requests import DayRequest
 from .work import SETTING
 
@@ -144,7 +155,7 @@ def _too_much_work(over: WorkLimitExceeded) -> InvalidRequest:
     return InvalidRequest(detail, {"forecast": [detail]})
 
 
-def simulate(request: DayRequest, context: Context) -> dict[str, Any]:
+def simulate(request: DayRequest, context: Context) -> AutoscalingAnswer:
     """The day under the policy and under the static peak plan, per hour and in total, and
     with `recommend` the cheapest grid policy meeting `max_violation_rate`."""
     plan, model_label, gpu_label, (applied, traffic) = _plan(request, context)
@@ -225,116 +236,104 @@ def simulate(request: DayRequest, context: Context) -> dict[str, Any]:
     warnings = [*plan.warnings, *context.notes, *applied.notes(fitted.tensor_parallel, fitted.kv_precision)]
     if price is None:
         warnings.append("no hourly price for this GPU: pass price_per_gpu_hour_usd for the day's cost")
-    return {
-        "model": model_label,
-        "gpu": gpu_label,
-        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "tensor_parallel": fitted.tensor_parallel,
-        "weight_precision": fitted.weight_precision,
-        "kv_precision": fitted.kv_precision,
-        "kv_capacity_tokens": fitted.result.kv_capacity_tokens,
-        "prompt_tokens": fitted.inputs.prompt_tokens,
-        "output_tokens": fitted.inputs.output_tokens,
-        "prompt_tokens_cv": workload.arrivals.prompt_tokens_cv,
-        "output_tokens_cv": workload.arrivals.output_tokens_cv,
-        "gpus_per_replica": gpus,
-        **engine_fields(fitted),
-        "speculative": planned_speculation(fitted.inputs.speculative),
-        "max_request_rate": rate,
-        "price_per_gpu_hour_usd": plan.price_per_gpu_hour_usd,
-        "seed": request.seed,
-        "hours": len(request.hourly_requests),
-        "requests": policy_day.arrived,
-        "cold_start_s": cold_start_s,
-        "cold_start_basis": (
+    return AutoscalingAnswer(
+        model=model_label,
+        gpu=gpu_label,
+        mig_profile=fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        tensor_parallel=fitted.tensor_parallel,
+        weight_precision=fitted.weight_precision,
+        kv_precision=fitted.kv_precision,
+        kv_capacity_tokens=fitted.result.kv_capacity_tokens,
+        prompt_tokens=fitted.inputs.prompt_tokens,
+        output_tokens=fitted.inputs.output_tokens,
+        prompt_tokens_cv=workload.arrivals.prompt_tokens_cv,
+        output_tokens_cv=workload.arrivals.output_tokens_cv,
+        gpus_per_replica=gpus,
+        engine_figures=engine_figures(fitted),
+        speculative=speculation_planned(fitted.inputs.speculative),
+        max_request_rate=rate,
+        price_per_gpu_hour_usd=plan.price_per_gpu_hour_usd,
+        seed=request.seed,
+        hours=len(request.hourly_requests),
+        requests=policy_day.arrived,
+        cold_start_s=cold_start_s,
+        cold_start_basis=(
             f"{request.node_provisioning_s:g} s node provisioning + {weights_load_s:.1f} s loading "
             f"{fitted.result.weights_bytes / 1e9:.1f} GB of weights at {request.load_gb_per_s:g} GB/s + "
             f"{request.engine_startup_s:g} s engine start-up"
         ),
-        "policy": _policy_body(policy, found, served),
-        "autoscaled": _day_body(policy_day, gpus, price),
-        "static": {"replicas": static_replicas, **_day_body(static_day, gpus, price)},
-        "recommendation": None
+        policy=_policy(policy, found, served),
+        autoscaled=_day(policy_day, gpus, price),
+        static=StaticDay(static_replicas, _day(static_day, gpus, price)),
+        recommendation=None
         if not request.recommend
-        else _recommendation_body(recommended, evaluated, request.max_violation_rate, gpus, price, served, found),
-        "max_violation_rate": request.max_violation_rate,
-        "basis": basis(applied),
-        "calibration": applied.describe(),
-        "leaves_out": LEAVES_OUT,
-        "warnings": warnings,
-    }
+        else _recommendation(recommended, evaluated, request.max_violation_rate, gpus, price, served, found),
+        max_violation_rate=request.max_violation_rate,
+        basis=basis(applied),
+        calibration=applied.used(),
+        leaves_out=LEAVES_OUT,
+        warnings=tuple(warnings),
+    )
 
 
-def _policy_body(policy: Policy, found: list[Trigger], served: str) -> dict[str, Any]:
+def _policy(policy: Policy, found: list[Trigger], served: str) -> DayPolicy:
     by_signal = {t.signal: t for t in found}
-    return {
-        "triggers": [
-            {
-                "signal": signal,
-                "metrics": list(by_signal[signal].metrics),
-                "query": promql(by_signal[signal], served),
-                "threshold": threshold,
-                "derived_from": by_signal[signal].derived_from,
-            }
-            for signal, threshold in policy.triggers
-        ],
-        "scale_up_delay_s": policy.scale_up_delay_s,
-        "scale_down_delay_s": policy.scale_down_delay_s,
-        "min_replicas": policy.min_replicas,
-        "max_replicas": policy.max_replicas,
-        "warm_pool": policy.warm_pool,
-        "polling_interval_s": policy.polling_interval_s,
-    }
+    return DayPolicy(
+        triggers=tuple(trigger_answer(by_signal[signal], served, threshold) for signal, threshold in policy.triggers),
+        scale_up_delay_s=policy.scale_up_delay_s,
+        scale_down_delay_s=policy.scale_down_delay_s,
+        min_replicas=policy.min_replicas,
+        max_replicas=policy.max_replicas,
+        warm_pool=policy.warm_pool,
+        polling_interval_s=policy.polling_interval_s,
+    )
 
 
 def _share(part: int, whole: int) -> float:
     return part / whole if whole else 0.0
 
 
-def _day_body(result: DayResult, gpus: int, price_per_replica_hour: float | None) -> dict[str, Any]:
+def _day(result: DayResult, gpus: int, price_per_replica_hour: float | None) -> SimulatedDay:
     def money(replica_hours: float) -> float | None:
-        return None if price_per_replica_hour is None else round(replica_hours * price_per_replica_hour, 2)
+        return None if price_per_replica_hour is None else replica_hours * price_per_replica_hour
 
-    hours = [
-        {
-            "hour": h.hour,
-            "requests": h.arrived,
-            "finished": h.finished,
-            "violation_rate": _share(h.missed_any, h.finished),
-            "ttft_violation_rate": _share(h.missed_ttft, h.finished),
-            "tpot_violation_rate": _share(h.missed_tpot, h.finished),
-            "e2e_violation_rate": _share(h.missed_e2e, h.finished),
-            "replicas_mean": h.serving_mean,
-            "replicas_max": h.serving_max,
-            "replica_hours": h.replica_hours,
-            "gpu_hours": h.replica_hours * gpus,
-            "cost_usd": money(h.replica_hours),
-        }
+    hours = tuple(
+        DayHour(
+            hour=h.hour,
+            requests=h.arrived,
+            finished=h.finished,
+            violation_rate=_share(h.missed_any, h.finished),
+            ttft_violation_rate=_share(h.missed_ttft, h.finished),
+            tpot_violation_rate=_share(h.missed_tpot, h.finished),
+            e2e_violation_rate=_share(h.missed_e2e, h.finished),
+            replicas_mean=h.serving_mean,
+            replicas_max=h.serving_max,
+            replica_hours=h.replica_hours,
+            gpu_hours=h.replica_hours * gpus,
+            cost_usd=money(h.replica_hours),
+        )
         for h in result.hours
-    ]
+    )
     finished = result.finished
-    return {
-        "requests": result.arrived,
-        "finished": finished,
-        "violation_rate": result.violation_rate,
-        "ttft_violation_rate": _share(sum(h.missed_ttft for h in result.hours), finished),
-        "tpot_violation_rate": _share(sum(h.missed_tpot for h in result.hours), finished),
-        "e2e_violation_rate": _share(sum(h.missed_e2e for h in result.hours), finished),
-        "replica_hours": result.replica_hours,
-        "gpu_hours": result.replica_hours * gpus,
-        "cost_usd": money(result.replica_hours),
-        "scale_ups": result.scale_ups,
-        "scale_downs": result.scale_downs,
-        "drain_s": result.drain_s,
-        "per_hour": hours,
-        "timeline": [
-            {"t_s": t, "serving": serving, "starting": starting, "warm": warm}
-            for t, serving, starting, warm in result.timeline
-        ],
-    }
+    return SimulatedDay(
+        requests=result.arrived,
+        finished=finished,
+        violation_rate=result.violation_rate,
+        ttft_violation_rate=_share(sum(h.missed_ttft for h in result.hours), finished),
+        tpot_violation_rate=_share(sum(h.missed_tpot for h in result.hours), finished),
+        e2e_violation_rate=_share(sum(h.missed_e2e for h in result.hours), finished),
+        replica_hours=result.replica_hours,
+        gpu_hours=result.replica_hours * gpus,
+        cost_usd=money(result.replica_hours),
+        scale_ups=result.scale_ups,
+        scale_downs=result.scale_downs,
+        drain_s=result.drain_s,
+        per_hour=hours,
+        timeline=tuple(DayReplicas(*point) for point in result.timeline),
+    )
 
 
-def _recommendation_body(
+def _recommendation(
     best: Candidate | None,
     evaluated: list[Candidate],
     target: float,
@@ -342,33 +341,24 @@ def _recommendation_body(
     price: float | None,
     served: str,
     found: list[Trigger],
-) -> dict[str, Any]:
-    grid = [
-        {
-            "min_replicas": c.policy.min_replicas,
-            "warm_pool": c.policy.warm_pool,
-            "threshold_scale": c.threshold_scale,
-            "violation_rate": c.result.violation_rate,
-            "gpu_hours": c.result.replica_hours * gpus,
-            "meets": c.result.violation_rate <= target,
-        }
+) -> Recommendation:
+    grid = tuple(
+        GridPoint(
+            min_replicas=c.policy.min_replicas,
+            warm_pool=c.policy.warm_pool,
+            threshold_scale=c.threshold_scale,
+            violation_rate=c.result.violation_rate,
+            gpu_hours=c.result.replica_hours * gpus,
+            meets=c.result.violation_rate <= target,
+        )
         for c in evaluated
-    ]
+    )
     if best is None:
-        return {
-            "status": f"no policy of the grid keeps violations at or below {target:.2%} of requests",
-            "policy": None,
-            "day": None,
-            "grid": grid,
-        }
+        status = f"no policy of the grid keeps violations at or below {target:.2%} of requests"
+        return Recommendation(status, None, None, grid)
     scale = best.threshold_scale
     scaled = [
         Trigger(t.signal, t.metrics, t.threshold * scale, f"{t.derived_from}; x {scale:g} (the grid's)") for t in found
     ]
-    body = _policy_body(best.policy, scaled, served)
-    return {
-        "status": "ok",
-        "policy": {**body, "threshold_scale": best.threshold_scale},
-        "day": _day_body(best.result, gpus, price),
-        "grid": grid,
-    }
+    policy = RecommendedPolicy(_policy(best.policy, scaled, served), scale)
+    return Recommendation("ok", policy, _day(best.result, gpus, price), grid)

@@ -22,8 +22,10 @@ from app.openapi.answers import WRITERS
 from app.planning import batch as batch_service
 from app.planning import latency as latency_service
 from app.planning import replica
+from app.planning import simulated_day as day_service
 from app.planning.answers import (
     FLAT_KEY,
+    AutoscalingAnswer,
     BatchAnswer,
     CalibrationEngine,
     CalibrationUsed,
@@ -33,9 +35,12 @@ from app.planning.answers import (
     LatencyRow,
     PairLatencyAnswer,
     RooflineAnswer,
+    SimulatedDay,
     SimulatedRow,
     SpeculationPlanned,
+    StaticDay,
     ThroughputAnswer,
+    TriggerAnswer,
 )
 from app.planning.context import Context
 from app.planning.requests import CostRequest, RooflineRequest
@@ -149,12 +154,17 @@ def _pieces(hint: Any) -> tuple[Any, ...]:
 
 
 def _flattened(answer: Any) -> Any:
-    """The answer as marshmallow reads it: its flat pieces' fields as its own attributes."""
+    """The answer as marshmallow reads it: its flat pieces' fields as its own attributes, and
+    so in every answer it nests."""
     values: dict[str, Any] = {}
     for field in dataclasses.fields(answer):
         value = getattr(answer, field.name)
         if field.metadata.get(FLAT_KEY):
             values.update(vars(_flattened(value)))
+        elif dataclasses.is_dataclass(value):
+            values[field.name] = _flattened(value)
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            values[field.name] = [_flattened(item) for item in value]
         else:
             values[field.name] = value
     return SimpleNamespace(**values)
@@ -305,3 +315,34 @@ def test_a_disaggregated_latency_answer_holds_the_pair_and_its_kv_transfer_in_se
         "decode_saturation_rate",
         "kv_transfer",
     ]
+
+
+def test_a_simulated_day_holds_its_cost_unrounded_and_writes_it_to_the_cent(context: Context) -> None:
+    # Four hours of Llama 3.1 8B on H100 at $2.50 per GPU-hour; the static plan holds its peak
+    # fleet all four hours.
+    hours = (1800, 3600, 5400, 3600)
+    payload = {
+        "model": "llama-3.1-8b",
+        "gpu": "h100-sxm",
+        "prompt_tokens": 1000,
+        "output_tokens": 4000,
+        "ttft_slo_ms": 1000,
+        "tpot_slo_ms": 15,
+        "price_per_gpu_hour_usd": 2.5,
+        "forecast": [{"hour": f"{h:02d}:00", "requests": r} for h, r in enumerate(hours)],
+    }
+    answer = day_service.simulate(_load("/v1/autoscaling/simulate", payload), context)
+    assert isinstance(answer, AutoscalingAnswer) and answer.hours == 4
+    static = answer.static
+    assert isinstance(static, StaticDay) and isinstance(static.day, SimulatedDay)
+    # A static fleet runs from the first instant to the last request's end: at least the
+    # replicas times the four hours, each hour's share priced at $2.50 a GPU.
+    assert static.day.replica_hours >= static.replicas * 4 - 1e-9
+    assert static.day.cost_usd == pytest.approx(static.day.replica_hours * 2.5)
+    assert [h.hour for h in answer.autoscaled.per_hour] == [0, 1, 2, 3]
+    assert all(isinstance(t, TriggerAnswer) for t in answer.policy.triggers)
+    wire = dump(answer)
+    assert wire["static"]["replicas"] == static.replicas and "day" not in wire["static"]
+    assert wire["static"]["cost_usd"] == round(static.day.cost_usd, 2)
+    assert wire["autoscaled"]["per_hour"][0]["cost_usd"] == round(answer.autoscaled.per_hour[0].cost_usd or 0, 2)
+    assert wire["policy"]["triggers"][0]["metrics"] == list(answer.policy.triggers[0].metrics)
