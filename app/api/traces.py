@@ -16,6 +16,7 @@ from app.sizing.trace_log import CSV, FORMATS, JSON_LINES, TraceError
 from .errors import ApiError
 from .render import respond
 from .requests import query_args
+from .wire import dump
 
 bp = Blueprint("traces", __name__, url_prefix="/v1")
 
@@ -53,11 +54,13 @@ def traces() -> Response:
     if request.content_length is not None and request.content_length > MAX_TRACE_BYTES:
         raise RequestEntityTooLarge(f"the log is over {MAX_TRACE_BYTES // 2**20} MiB (the limit)")
     request.max_content_length = MAX_TRACE_BYTES
-    answer = service.profile(
-        body_lines(request.stream, MAX_TRACE_BYTES),
-        log_format=query.get("log_format") or _format_of_content_type(),
-        model=query.get("model"),
-        gpu=query.get("gpu"),
+    answer = dump(
+        service.profile(
+            body_lines(request.stream, MAX_TRACE_BYTES),
+            log_format=query.get("log_format") or _format_of_content_type(),
+            model=query.get("model"),
+            gpu=query.get("gpu"),
+        )
     )
     return respond(answer, rows=answer["periods"])
 

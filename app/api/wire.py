@@ -43,13 +43,19 @@ def _schema_class(nested: Any) -> type[Schema]:
     return found
 
 
-def _nested(schema: type[Schema]) -> Convert:
-    """A nested answer, written by `schema` as its own type's fields (compiled on first sight)."""
+def _nested(nested: Any) -> Convert:
+    """A nested answer, written by the schema `nested` names as its own type's fields (both
+    found and compiled on first sight: a nested mapping, such as a request body of a request
+    schema's component, is written as it is)."""
+
+    found: list[type[Schema]] = []
 
     def convert(value: Any) -> Any:
         if value is None or isinstance(value, Mapping):
             return value  # ranges by figure name, a spread by statistic: written as they are
-        return compiled(type(value), schema)(value)
+        if not found:
+            found.append(_schema_class(nested))
+        return compiled(type(value), found[0])(value)
 
     return convert
 
@@ -63,7 +69,7 @@ def _converter(field: fields.Field[Any]) -> Convert | None:
         if value is not None:
             return lambda items: None if items is None else {k: value(v) for k, v in items.items()}
     if isinstance(field, fields.Nested):
-        inner = _nested(_schema_class(field.nested))
+        inner = _nested(field.nested)
         if field.many:
             return lambda values: None if values is None else [inner(v) for v in values]
         return inner

@@ -23,10 +23,10 @@ from typing import Any
 from marshmallow import RAISE, Schema, class_registry, fields, validate
 
 from app.api import catalog_schemas
-from app.api.schemas import PeakSchema
+from app.api.schemas import LengthBucketSchema, PeakSchema
 from app.catalog import models as tables
 from app.planning import answers as typed
-from app.sizing import disaggregated, procurement
+from app.sizing import disaggregated, procurement, trace_log
 from app.sizing.triggers import SIGNALS
 from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, RooflineBound
 
@@ -445,7 +445,7 @@ class TraceProfile(Schema):
     output_tokens = fields.Nested("TraceLengths", required=True)
     prefix_cache_hit_rate = fields.Float(required=True, allow_none=True)
     models = fields.Dict(keys=fields.String(), values=fields.Integer(), required=True)
-    length_buckets = fields.List(fields.Nested("LengthBucket"), required=True)
+    length_buckets = fields.List(fields.Nested(LengthBucketSchema), required=True)
     periods = fields.List(fields.Nested("TracePeriod"), required=True)
     length_samples = fields.List(fields.List(fields.Integer()), required=True)
     fleet_request = fields.Nested("FleetRequest", required=True, allow_none=True)
@@ -1288,4 +1288,8 @@ WRITERS: dict[type, type[Schema]] = {
     typed.DayReplicas: DayReplicas,
     typed.Recommendation: DayRecommendation,
     typed.GridPoint: DayGridPoint,
+    typed.TracesAnswer: TraceProfile,
+    trace_log.Spread: TraceLengths,
+    trace_log.HourlyPeriod: TracePeriod,
+    trace_log.Bucket: LengthBucketSchema,
 }

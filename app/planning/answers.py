@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from app.sizing import trace_log
 from app.sizing.disaggregated import KvTransfer
 from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode, Role, RooflineBound
 
@@ -570,4 +571,31 @@ class AutoscalingAnswer:
     basis: str
     calibration: CalibrationUsed | None
     leaves_out: str
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TracesAnswer:
+    """POST /v1/traces: a request log's workload (app/sizing/trace_log.py's profile, its
+    lengths, buckets and hourly periods as the profiler holds them) and the /v1/fleet body that
+    plans it (None when no model is named)."""
+
+    requests: int
+    first_arrival: str
+    last_arrival: str
+    span_s: float
+    requests_per_day: float
+    requests_per_second: float
+    peak_to_average: float
+    burstiness: float | None
+    arrival_cv: float | None
+    prompt_tokens: trace_log.Spread
+    output_tokens: trace_log.Spread
+    prefix_cache_hit_rate: float | None
+    models: Mapping[str, int]
+    length_buckets: tuple[trace_log.Bucket, ...]
+    periods: tuple[trace_log.HourlyPeriod, ...]
+    length_samples: tuple[tuple[int, int], ...]
+    # A request body, in the request's own field names.
+    fleet_request: Mapping[str, Any] | None
     warnings: tuple[str, ...]

@@ -4,19 +4,19 @@ that plans it."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
 from typing import Any
 
 from app.sizing import trace_log
 from app.sizing.trace_log import TraceError, TraceProfile
 
+from .answers import TracesAnswer
 from .errors import InvalidRequest
 
 # /v1/fleet's ranges for the spread of lengths (WorkloadSchema).
 MAX_LENGTH_CV = 4.0
 
 
-def profile(lines: Iterable[str], *, log_format: str | None, model: str | None, gpu: str | None) -> dict[str, Any]:
+def profile(lines: Iterable[str], *, log_format: str | None, model: str | None, gpu: str | None) -> TracesAnswer:
     """The log's workload, its hourly periods and a ready /v1/fleet body; a log the profiler
     cannot read is an InvalidRequest naming `log.<line>.<column>` (or `log`)."""
     try:
@@ -25,26 +25,26 @@ def profile(lines: Iterable[str], *, log_format: str | None, model: str | None, 
         raise refusal(exc) from None
     warnings = list(found.warnings)
     named = model if model is not None else _log_model(found, warnings)
-    return {
-        "requests": found.requests,
-        "first_arrival": found.first_arrival,
-        "last_arrival": found.last_arrival,
-        "span_s": found.span_s,
-        "requests_per_day": found.requests_per_day,
-        "requests_per_second": found.requests_per_day / trace_log.SECONDS_PER_DAY,
-        "peak_to_average": found.peak_to_average,
-        "burstiness": found.burstiness,
-        "arrival_cv": found.arrival_cv,
-        "prompt_tokens": asdict(found.prompt_tokens),
-        "output_tokens": asdict(found.output_tokens),
-        "prefix_cache_hit_rate": found.prefix_cache_hit_rate,
-        "models": found.models,
-        "length_buckets": [asdict(bucket) for bucket in found.length_buckets],
-        "periods": [asdict(period) for period in found.periods],
-        "length_samples": [list(pair) for pair in found.length_samples],
-        "fleet_request": None if named is None else fleet_request(found, named, gpu),
-        "warnings": warnings,
-    }
+    return TracesAnswer(
+        requests=found.requests,
+        first_arrival=found.first_arrival,
+        last_arrival=found.last_arrival,
+        span_s=found.span_s,
+        requests_per_day=found.requests_per_day,
+        requests_per_second=found.requests_per_day / trace_log.SECONDS_PER_DAY,
+        peak_to_average=found.peak_to_average,
+        burstiness=found.burstiness,
+        arrival_cv=found.arrival_cv,
+        prompt_tokens=found.prompt_tokens,
+        output_tokens=found.output_tokens,
+        prefix_cache_hit_rate=found.prefix_cache_hit_rate,
+        models=found.models,
+        length_buckets=found.length_buckets,
+        periods=found.periods,
+        length_samples=found.length_samples,
+        fleet_request=None if named is None else fleet_request(found, named, gpu),
+        warnings=tuple(warnings),
+    )
 
 
 def refusal(exc: TraceError) -> InvalidRequest:

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 from flask import Flask
-from marshmallow import Schema
+from marshmallow import Schema, fields
+from marshmallow.class_registry import get_class
+from marshmallow.exceptions import RegistryError
 
 from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
@@ -23,6 +25,7 @@ from app.planning import batch as batch_service
 from app.planning import latency as latency_service
 from app.planning import replica
 from app.planning import simulated_day as day_service
+from app.planning import traces as traces_service
 from app.planning.answers import (
     FLAT_KEY,
     AutoscalingAnswer,
@@ -40,10 +43,12 @@ from app.planning.answers import (
     SpeculationPlanned,
     StaticDay,
     ThroughputAnswer,
+    TracesAnswer,
     TriggerAnswer,
 )
 from app.planning.context import Context
 from app.planning.requests import CostRequest, RooflineRequest
+from app.sizing import trace_log
 from app.sizing.plan import PlanInputs
 from app.sizing.vocabulary import FleetLayout, LatencyMode, Role, RooflineBound
 
@@ -98,12 +103,12 @@ def test_a_typed_answer_and_its_schema_agree_field_for_field(answer_type: type) 
     of the types it writes (a simulated latency row's extras, a P/D pair's): nothing documented
     goes unwritten."""
     schema = WRITERS[answer_type]
-    fields = schema().fields
+    documented = schema().fields
     written = keys(answer_type, schema)
     assert len(set(written)) == len(written)
-    assert {name for name, f in fields.items() if f.required} <= set(written)
+    assert {name for name, f in documented.items() if f.required} <= set(written)
     kin = [t for t, s in WRITERS.items() if s is schema]
-    assert sorted({key for t in kin for key in keys(t, schema)}) == sorted(fields)
+    assert sorted({key for t in kin for key in keys(t, schema)}) == sorted(documented)
 
 
 def _sample(answer_type: type) -> Any:
@@ -121,6 +126,8 @@ def _sample(answer_type: type) -> Any:
                 values[field.name] = (values[field.name],)
         elif kind.startswith("tuple[str"):
             values[field.name] = ("memory_efficiency",)
+        elif kind.startswith("tuple[tuple[int"):  # (prompt, output) pairs
+            values[field.name] = ((number, number + 1), (2, 3))
         elif kind.startswith("tuple[int"):
             values[field.name] = (1, 2, number)
         elif kind.startswith("Mapping[str, int]"):
@@ -170,12 +177,26 @@ def _flattened(answer: Any) -> Any:
     return SimpleNamespace(**values)
 
 
+def _request_component(field: Any) -> bool:
+    if not isinstance(field, fields.Nested) or not isinstance(field.nested, str):
+        return False
+    try:
+        get_class(field.nested)
+    except RegistryError:
+        return True
+    return False
+
+
 @pytest.mark.parametrize("answer_type", list(WRITERS))
 def test_the_compiled_writer_writes_what_marshmallow_dumps(answer_type: type) -> None:
     schema: type[Schema] = WRITERS[answer_type]
     sample = _sample(answer_type)
     written = compiled(answer_type, schema)(sample)
-    assert written == schema().dump(_flattened(sample))
+    # A request body (a /v1/traces answer's fleet_request) nests a request component marshmallow
+    # cannot dump by name: the writer writes that mapping as it is.
+    passed = {name for name, f in schema().fields.items() if _request_component(f)}
+    assert {k: v for k, v in written.items() if k not in passed} == schema(exclude=passed).dump(_flattened(sample))
+    assert all(written[name] == getattr(sample, name) for name in passed)
     # In the type's field order.
     assert list(written) == keys(answer_type, schema)
 
@@ -346,3 +367,22 @@ def test_a_simulated_day_holds_its_cost_unrounded_and_writes_it_to_the_cent(cont
     assert wire["static"]["cost_usd"] == round(static.day.cost_usd, 2)
     assert wire["autoscaled"]["per_hour"][0]["cost_usd"] == round(answer.autoscaled.per_hour[0].cost_usd or 0, 2)
     assert wire["policy"]["triggers"][0]["metrics"] == list(answer.policy.triggers[0].metrics)
+
+
+def test_a_trace_profile_holds_the_profilers_own_values_and_writes_them_as_objects() -> None:
+    # Three requests a minute apart in one hour: 3 requests over 120 s of span.
+    lines = [
+        "timestamp,prompt_tokens,output_tokens,cached_tokens",
+        "1700000000,100,10,0",
+        "1700000060,200,20,0",
+        "1700000120,300,30,0",
+    ]
+    answer = traces_service.profile(lines, log_format="csv", model="llama-3.1-8b", gpu=None)
+    assert isinstance(answer, TracesAnswer) and answer.requests == 3 and answer.span_s == 120.0
+    assert isinstance(answer.prompt_tokens, trace_log.Spread) and answer.prompt_tokens.mean == 200.0
+    assert all(isinstance(period, trace_log.HourlyPeriod) for period in answer.periods)
+    assert answer.fleet_request is not None and answer.fleet_request["prompt_tokens"] == 200
+    wire = dump(answer)
+    assert wire["prompt_tokens"]["mean"] == 200.0 and wire["periods"][0]["requests"] == answer.periods[0].requests
+    assert wire["length_samples"] == [list(pair) for pair in answer.length_samples]
+    assert wire["fleet_request"] == answer.fleet_request
