@@ -2,6 +2,7 @@
 transfer and its links, and the pools against a hand-sized fleet."""
 
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
@@ -9,7 +10,7 @@ from app.sizing import disaggregated, timing
 from app.sizing.fleet_plan import Arrivals, FleetInputs, arrival_model
 from app.sizing.plan import PlanInputs, plan_fit, prepare_timing
 from app.sizing.queueing import ReplicaModel
-from app.sizing.vocabulary import Role
+from app.sizing.vocabulary import FleetLayout, Role
 
 from .specs import H100_SXM, L4, LLAMA_31_8B
 
@@ -76,3 +77,92 @@ def test_the_plan_needs_arrivals():
         disaggregated.plan_disaggregated(
             LLAMA_31_8B, [("h100", H100_SXM)], PlanInputs(), FleetInputs(requests_per_s=1), named_gpu=True
         )
+
+
+def _unit(prompt=8000, output=200, network_gb_per_s=None):
+    """A P/D unit of two single-H100 Llama 3.1 8B replicas (no NVLink of their own: over the network)."""
+    plan = replace(PlanInputs(prompt_tokens=prompt, output_tokens=output), tensor_parallel=1)
+    arrivals = Arrivals(prompt_tokens_cv=0.5, output_tokens_cv=0.5)
+    prefill_fit = plan_fit(LLAMA_31_8B, H100_SXM, disaggregated.prefill_plan(plan))
+    decode_fit = plan_fit(LLAMA_31_8B, H100_SXM, plan)
+    return disaggregated.pd_unit(LLAMA_31_8B, prefill_fit, decode_fit, arrivals, (64, 64), network_gb_per_s)
+
+
+def test_a_pd_unit_moves_the_prompt_s_kv_of_its_decode_replica_s_precision():
+    unit = _unit(network_gb_per_s=25.0)
+    # 8,000 prompt tokens of bf16 KV over one 25 GB/s link (one rank a side), after 20 us of
+    # latency (two network hops).
+    assert unit.transfer.bytes_per_request == 8000 * KV_BYTES_PER_TOKEN
+    assert unit.transfer.seconds == pytest.approx(20e-6 + 8000 * KV_BYTES_PER_TOKEN / 25e9)
+    assert unit.prefill.traffic.output_tokens == 1 and unit.decode.steps.prefill_cost == 0
+    assert unit.saturation_rate_per_s == min(unit.prefill.saturation_rate_per_s, unit.decode.saturation_rate_per_s)
+
+
+def test_a_pd_unit_s_ttft_is_the_prefill_s_plus_the_transfer_and_its_e2e_adds_the_decode_s():
+    unit = _unit()
+    rate = 0.4 * unit.saturation_rate_per_s
+    p, d, moved = unit.prefill.latency(rate), unit.decode.latency(rate), unit.transfer.seconds
+    got = unit.latency(rate)
+    for q in ("mean", "p50", "p90", "p95", "p99"):
+        assert getattr(got.ttft_s, q) == pytest.approx(getattr(p.ttft_s, q) + moved)
+        # Quantile by quantile: an upper bound on the tail of two stages in a row.
+        assert getattr(got.e2e_s, q) == pytest.approx(getattr(p.ttft_s, q) + moved + getattr(d.e2e_s, q))
+        assert getattr(got.tpot_s, q) == getattr(d.tpot_s, q) and getattr(got.itl_s, q) == getattr(d.itl_s, q)
+        assert getattr(got.queue_wait_s, q) == getattr(p.queue_wait_s, q)
+    assert got.utilization == max(p.utilization, d.utilization) and got.stable
+    # Little's law over the whole request.
+    assert got.in_flight_mean == pytest.approx(rate * got.e2e_s.mean)
+    assert got.output_tokens_per_s == d.output_tokens_per_s and got.kv_ok == (p.kv_ok and d.kv_ok)
+    # Past the slower pool's saturation the unit has no steady state.
+    assert not unit.latency(1.01 * unit.saturation_rate_per_s).stable
+
+
+def test_a_pd_unit_s_capacity_is_its_slower_pool_s_and_the_ttft_budget_excludes_the_transfer():
+    unit = _unit(network_gb_per_s=5.0)  # a slow link: the transfer is a visible share of TTFT
+    moved = unit.transfer.seconds
+    slo = moved + 1.5
+    found, pool = unit.max_request_rate(slo, None, 95.0)
+    assert pool == Role.PREFILL and found.meets_slo and found.rate_per_s > 0
+    # At the rate found, the unit's own TTFT holds the SLO; a tenth faster it does not.
+    assert unit.latency(found.rate_per_s).ttft_s.p95 <= slo * (1 + 1e-6)
+    assert unit.latency(found.rate_per_s * 1.1).ttft_s.p95 > slo or not unit.latency(found.rate_per_s * 1.1).stable
+    # A TPOT only the decode replica can break, tighter than its step at any load: the decode pool binds.
+    tight = unit.decode.latency(1e-3).tpot_s.p95 * 0.5
+    found, pool = unit.max_request_rate(None, tight, 95.0)
+    assert pool == Role.DECODE and not found.meets_slo
+    # A TTFT SLO under the transfer alone leaves the prefill replica a microsecond: nothing meets it.
+    found, pool = unit.max_request_rate(moved / 2, None, 95.0)
+    assert not found.meets_slo
+
+
+def _pool(monthly, meets=True, rate=2.0, tp=1):
+    capacity = SimpleNamespace(request_rate_per_s=rate, bound_by="tpot_slo")
+    return SimpleNamespace(
+        monthly_cost_usd=monthly, meets_slo=meets, capacity=capacity, fit=SimpleNamespace(tensor_parallel=tp)
+    )
+
+
+def _plans(prefill, decode, aggregated):
+    return disaggregated.DisaggregatedPlan(prefill, decode, [], [], None, aggregated, [], None)
+
+
+def test_the_cheaper_topology_is_the_one_meeting_the_slos_at_the_lower_monthly_cost():
+    # 300 + 500 = 800 a month against 1,000: disaggregated, by 200.
+    layout, why = disaggregated.cheaper(_plans(_pool(300.0), _pool(500.0), _pool(1000.0, tp=2)))
+    assert layout == FleetLayout.DISAGGREGATED and why.startswith("200.00 USD a month less")
+    assert "an aggregated replica (2 GPUs)" in why
+    layout, why = disaggregated.cheaper(_plans(_pool(600.0), _pool(500.0), _pool(1000.0)))
+    assert layout == FleetLayout.AGGREGATED and why.startswith("100.00 USD a month less")
+    assert why.endswith("two pools carry two sets of spares") and "(1 GPU)" in why
+    # The same cost: one pool is simpler to run.
+    layout, why = disaggregated.cheaper(_plans(_pool(400.0), _pool(600.0), _pool(1000.0)))
+    assert layout == FleetLayout.AGGREGATED and why.startswith("they cost the same")
+    # Only what meets the SLOs competes.
+    assert (
+        disaggregated.cheaper(_plans(_pool(1.0, meets=False), _pool(1.0), _pool(1000.0)))[0] == FleetLayout.AGGREGATED
+    )
+    assert disaggregated.cheaper(_plans(_pool(300.0), _pool(500.0), _pool(10.0, meets=False)))[0] == (
+        FleetLayout.DISAGGREGATED
+    )
+    assert disaggregated.cheaper(_plans(_pool(300.0), _pool(500.0), None))[0] == FleetLayout.DISAGGREGATED
+    assert disaggregated.cheaper(_plans(None, _pool(500.0), None)) == (None, "neither topology meets the SLOs")
