@@ -110,3 +110,15 @@ def test_the_storm_is_predicted_where_the_engine_admits_more_than_the_cache_hold
     assert seats_admitted_and_held(Traffic(1.0, 1000, 1_000_000), LIMITS) == (448, 1)
     calm = predicted_work(Traffic(1.0, 1000, 200), Limits(8192, 256, KV_TOKENS), 1000)
     assert calm == 1000 + -(-1000 * 1000 // 8192)  # 256 seats, 373 held: no storm
+
+
+def test_a_solver_s_time_limit_is_its_own_or_what_the_request_has_left_at_least_a_tenth() -> None:
+    # Outside a request: the solver's own limit.
+    assert budget.solver_time_limit_s(2.0) == 2.0
+    times = iter([0.0, 3.5, 4.95])
+    token = budget.start(Budget(time_s=5, clock=lambda: next(times)))
+    try:
+        assert budget.solver_time_limit_s(2.0) == pytest.approx(1.5)  # 3.5 s in: 1.5 s left
+        assert budget.solver_time_limit_s(2.0) == 0.1  # 4.95 s in: 0.05 left, a tenth at least
+    finally:
+        budget.stop(token)

@@ -211,3 +211,15 @@ def test_engines_multiply_no_embedding_lookup_and_prefill_no_lm_head_but_the_las
     decode, prefill = matmul_params_per_token(tied)
     assert decode == tied.active_params  # the one table is the head
     assert prefill == tied.active_params - table
+
+
+def test_a_calibration_s_ranges_are_its_mean_absolute_error_either_side() -> None:
+    predicted = {"ttft_ms": 200.0, "tokens_per_s": 1000.0, "time_per_token_ms": None}
+    ranges = eng.residual_ranges(predicted, 10.0)
+    assert ranges["ttft_ms"] == pytest.approx([180.0, 220.0])
+    assert ranges["tokens_per_s"] == pytest.approx([900.0, 1100.0])
+    # Not predicted, not given: no range.
+    assert ranges["time_per_token_ms"] is None and ranges["kv_capacity_tokens"] is None
+    assert set(ranges) == set(eng.UNCERTAIN_FIELDS)
+    # An error over 100% cannot take a figure below zero.
+    assert eng.residual_ranges({"ttft_ms": 50.0}, 150.0)["ttft_ms"] == pytest.approx([0.0, 125.0])

@@ -3,6 +3,7 @@ one token per request, Little's law on its own output, lone requests stepping th
 step-time model, monotonicity in rate and burstiness, determinism, and the decode-stretch
 walk against stepping every decode step through the scheduler."""
 
+import random
 from dataclasses import replace
 
 import pytest
@@ -13,6 +14,7 @@ from app.sizing.simulate import (
     Limits,
     Traffic,
     batch_means_ci,
+    pair_sampler,
     quantile,
     saturation_rate,
     simulate,
@@ -242,3 +244,17 @@ def test_quantiles_interpolate_and_batch_means_shrink_with_the_sample():
     assert quantile([1.0, 2.0, 3.0, 4.0], 0.99) == pytest.approx(3.97)
     # A constant sample has no spread between batches.
     assert batch_means_ci([5.0] * 400).p99 == 0.0
+
+
+def test_a_pair_sampler_draws_prompt_and_output_together_from_the_samples() -> None:
+    samples = [(100, 7), (2000, 300), (0, 0)]
+    prompt, output = pair_sampler(samples, random.Random(3))
+    seen = set()
+    for _ in range(300):
+        p = prompt()
+        o = output()
+        # Each output belongs to the prompt drawn just before it; a zero length counts as one token.
+        assert (p, o) in {(100, 7), (2000, 300), (1, 1)}
+        assert output() == o  # asked again, the same pair's
+        seen.add(p)
+    assert seen == {100, 2000, 1}  # with replacement, every sample drawn
