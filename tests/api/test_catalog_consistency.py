@@ -1,4 +1,4 @@
-"""Consistency on write (issue 19, item 3): a MIG layout a card cannot hold is refused, on a
+"""Consistency on write: a MIG layout a card cannot hold is refused, on a
 catalog write and on an inline GPU alike, naming the profile's field; every seeded card's
 profiles (NVIDIA's own) pass."""
 

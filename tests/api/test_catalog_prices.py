@@ -1,7 +1,7 @@
 """A GPU's prices in the catalog: listed with their source and month, exported to CSV, written
 with the catalog's writes (checked: no negative price or power, an interruption rate in
 [0, 1), idle power at most board power, a source and a date), and the on-demand rate under
-both its names (issue 25, item 1).
+both its names.
 
 These tests write, so they run on their own seeded SQLite file; tests/ops/test_procurement_gunicorn.py
 reads the same through gunicorn on PostgreSQL.

@@ -1,4 +1,4 @@
-"""No price without a plan (issue 19, item 4): /v1/cost derived from a model and a GPU refuses
+"""No price without a plan: /v1/cost derived from a model and a GPU refuses
 a shape whose weights /v1/fit says do not fit, naming the shape's fields and the smallest
 tensor-parallel size that holds them; no answer gives negative usable or budget bytes."""
 

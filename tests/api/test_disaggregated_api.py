@@ -1,4 +1,4 @@
-"""/v1/fleet with topology=disaggregated (issue 14): a prefill pool sized on TTFT, a decode pool on
+"""/v1/fleet with topology=disaggregated: a prefill pool sized on TTFT, a decode pool on
 TPOT, the KV moved between them, and the aggregated plan beside them, with the arithmetic of each
 pool's size written out here from the answer's own capacities and the catalog's price."""
 
@@ -118,7 +118,7 @@ def test_a_slower_network_leaves_the_prefill_pool_less_ttft(client):
 
 def test_the_simulator_confirms_each_pool_at_its_planned_peak(client):
     """mode=simulate runs each pool's replica at its planned peak: the prefill replica's TTFT and
-    the decode replica's TPOT agree with the analytic prediction within issue 12's grid
+    the decode replica's TPOT agree with the analytic prediction within the open-loop grid
     tolerances (p50 25%, p99 35%)."""
     body = plan(client, **LONG_PROMPTS, mode="simulate", seed=1, requests=20_000)
     for pool, metric in (("prefill_pool", "ttft_ms"), ("decode_pool", "tpot_ms")):

@@ -1,4 +1,4 @@
-"""The request edge answers problem+json for what a hostile client sends (issue 11, item 4):
+"""The request edge answers problem+json for what a hostile client sends:
 nesting limits, control characters, URL and header limits, integral integers, chunked bodies
 over the cap, unknown and repeated query parameters, nosniff and CORS, CSV formula cells."""
 

@@ -192,7 +192,8 @@ def test_mig_fleet_counts_whole_cards_and_a_seventh_of_the_host_cpu(client):
     assert body["host_cpu_cores"] == pytest.approx(2 * total)
 
 
-LLAMA_70B_AT_2M = {  # issue 12's example: 2M requests/day of 2,000/400 tokens, 40 ms TPOT, 1.5 s TTFT, peak x2.5
+# The planning benchmark's 70B example: 2M requests/day of 2,000/400 tokens, 40 ms TPOT, 1.5 s TTFT, peak x2.5.
+LLAMA_70B_AT_2M = {
     "model": "llama-3.1-70b",
     "prompt_tokens": 2000,
     "output_tokens": 400,

@@ -1,4 +1,4 @@
-"""/v1/fleet with mix=true (issue 14): replica kinds chosen per length bucket by an integer
+"""/v1/fleet with mix=true: replica kinds chosen per length bucket by an integer
 program, each kind with its N+1, beside the best single kind; the sizes worked out here from the
 answer's own capacities and the catalog's prices."""
 

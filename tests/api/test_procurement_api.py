@@ -1,4 +1,4 @@
-"""/v1/fleet's money and energy through HTTP (issue 25): pricing=optimize on a forecast, worked
+"""/v1/fleet's money and energy through HTTP: pricing=optimize on a forecast, worked
 out by hand on a measured replica (2 requests/s each, so every fleet size is arithmetic),
 energy on every answer, owning, a hosted API beside it, GET and CSV, and every bad input a
 422 naming the field or the price a mode lacks."""

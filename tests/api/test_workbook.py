@@ -1,4 +1,4 @@
-"""format=xlsx on /v1/fleet (issue 25, item 6), read back through LibreOffice headless: every
+"""format=xlsx on /v1/fleet, read back through LibreOffice headless: every
 formula recalculated by a real spreadsheet reproduces the JSON answer's totals to the cent,
 and changing an input cell moves the totals as the arithmetic says."""
 

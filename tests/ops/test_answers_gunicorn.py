@@ -1,4 +1,4 @@
-"""Answers a planner can take at face value (issue 21), each through a real gunicorn over a
+"""Answers a planner can take at face value, each through a real gunicorn over a
 freshly migrated and seeded catalog, with the expected figure worked out here from the request
 and the catalog's seeds."""
 
@@ -299,7 +299,7 @@ def test_the_serve_line_holds_the_p99_9_of_the_request_lengths_capped_by_the_con
     assert max_model_len(short["vllm_command"]) == 4096
 
 
-# --- issue 19, item 4: no price without a plan -------------------------------------------------
+# --- no price without a plan -----------------------------------------------------------------
 
 
 def test_cost_on_a_shape_that_cannot_hold_the_weights_is_a_422_not_a_price(server: Server) -> None:

@@ -1,6 +1,6 @@
 """On PostgreSQL: a single connection cut under a catalog check (its backend terminated after
 the pool's ping passed, before the query ran) is retried once on a new connection, so the
-answer carries no outage warning (issue 19, item 5); only a second failure in a row is an
+answer carries no outage warning; only a second failure in a row is an
 outage, served from memory and said so."""
 
 from __future__ import annotations

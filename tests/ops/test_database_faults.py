@@ -1,4 +1,4 @@
-"""Database faults against real gunicorn and real PostgreSQL (issue 11, item 5).
+"""Database faults against real gunicorn and real PostgreSQL.
 
 Each test creates a database of its own on the TEST_DATABASE_URL server (never renaming the
 shared one), migrates and seeds it through `running_server`, and drops it at the end:

@@ -1,6 +1,6 @@
 """Against real gunicorn: what gunicorn used to answer with its HTML error page (a request line
 over 4,094 bytes, an oversized header, a malformed request line), a chunked body over the cap
-and a NUL in a slug all answer problem+json with an X-Request-ID (issue 11, item 4)."""
+and a NUL in a slug all answer problem+json with an X-Request-ID."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Against real gunicorn, on SQLite and on PostgreSQL: a lone UTF-16 surrogate in a JSON body
 (text no driver or CSV writer can encode) is a 422 naming the field, on a CSV planning answer
-and on a catalog write, never a 500 (issue 19, item 2); a MIG layout no card can hold is
+and on a catalog write, never a 500; a MIG layout no card can hold is
 a 422 naming the profile's field, a params_total its shape cannot hold one naming params_total
 (item 3)."""
 

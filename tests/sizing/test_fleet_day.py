@@ -1,5 +1,5 @@
-"""A simulated day under an autoscaling policy (app/sizing/fleet_day.py), on the worked case of
-issue 24: Llama 3.1 8B on H100 through a day whose busiest hour brings 3x its quietest's
+"""A simulated day under an autoscaling policy (app/sizing/fleet_day.py), on a worked case:
+Llama 3.1 8B on H100 through a day whose busiest hour brings 3x its quietest's
 requests. Long answers at a tight TPOT make one replica carry 0.7 requests/s, so a day of
 86,000 requests moves the fleet between one replica and three."""
 
