@@ -54,6 +54,18 @@ class CalibrationUsed:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where an answer's figures come from and what they leave out: their basis (datasheet,
+    measured, calibrated), the stored calibration in use, what the model omits, the warnings.
+    Written as its own fields in place, at the end of the answers it closes."""
+
+    basis: str
+    calibration: CalibrationUsed | None
+    leaves_out: str
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CostAnswer:
     """/v1/cost: what the GPUs cost an hour and a month, and per million output tokens at
     `tokens_per_s` (given, or from a throughput plan of the request's replica)."""
@@ -335,10 +347,7 @@ class BatchAnswer:
     price_per_gpu_hour_usd: float | None
     job_cost_usd: float | None
     cost_per_million_output_tokens_usd: float | None
-    basis: str
-    calibration: CalibrationUsed | None
-    leaves_out: str
-    warnings: tuple[str, ...]
+    provenance: Provenance = field(metadata=FLAT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -404,10 +413,7 @@ class LatencyAnswer:
     max_request_rate_meets_slo: bool | None
     speculative: SpeculationPlanned | None
     rates: tuple[LatencyRow | SimulatedRow, ...]
-    basis: str
-    calibration: CalibrationUsed | None
-    leaves_out: str
-    warnings: tuple[str, ...]
+    provenance: Provenance = field(metadata=FLAT)
     topology: FleetLayout
 
 
@@ -568,10 +574,7 @@ class AutoscalingAnswer:
     static: StaticDay
     recommendation: Recommendation | None
     max_violation_rate: float
-    basis: str
-    calibration: CalibrationUsed | None
-    leaves_out: str
-    warnings: tuple[str, ...]
+    provenance: Provenance = field(metadata=FLAT)
 
 
 @dataclass(frozen=True, kw_only=True)

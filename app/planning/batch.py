@@ -21,7 +21,7 @@ from app.sizing.fleet_plan import Arrivals
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, plan_fit
 from app.sizing.simulate import BurstResult, WorkLimitExceeded, burst
 
-from .answers import BatchAnswer
+from .answers import BatchAnswer, Provenance
 from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .errors import InvalidRequest
@@ -149,8 +149,10 @@ def _body(
         cost_per_million_output_tokens_usd=(
             None if price is None else cost_mod.cost_per_million_tokens_usd(price, gpus, result.output_tokens_per_s)
         ),
-        basis=basis(applied),
-        calibration=applied.used(),
-        leaves_out=ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
-        warnings=tuple(_warnings(request, shape, result, applied, notes)),
+        provenance=Provenance(
+            basis(applied),
+            applied.used(),
+            ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
+            tuple(_warnings(request, shape, result, applied, notes)),
+        ),
     )

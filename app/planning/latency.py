@@ -34,7 +34,7 @@ from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode
 
 from . import work
-from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, SimulatedRow, as_fields
+from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, Provenance, SimulatedRow, as_fields
 from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .replica import engine_figures, speculation_planned, with_engine
@@ -282,10 +282,12 @@ def _answer(
         max_request_rate_meets_slo=capacity.meets_slo if _slos_given(workload) else None,
         speculative=speculation_planned(fitted.inputs.speculative),
         rates=tuple(rows),
-        basis=basis(applied),
-        calibration=applied.used(),
-        leaves_out=ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
-        warnings=tuple(warnings),
+        provenance=Provenance(
+            basis(applied),
+            applied.used(),
+            ARRIVALS_LEAVES_OUT if fitted.engine is None else ENGINE_ARRIVALS_LEAVES_OUT,
+            tuple(warnings),
+        ),
         topology=topology,
     )
 

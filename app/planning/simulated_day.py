@@ -45,6 +45,7 @@ from .answers import (
     DayPolicy,
     DayReplicas,
     GridPoint,
+    Provenance,
     Recommendation,
     RecommendedPolicy,
     SimulatedDay,
@@ -269,10 +270,7 @@ def simulate(request: DayRequest, context: Context) -> AutoscalingAnswer:
         if not request.recommend
         else _recommendation(recommended, evaluated, request.max_violation_rate, gpus, price, served, found),
         max_violation_rate=request.max_violation_rate,
-        basis=basis(applied),
-        calibration=applied.used(),
-        leaves_out=LEAVES_OUT,
-        warnings=tuple(warnings),
+        provenance=Provenance(basis(applied), applied.used(), LEAVES_OUT, tuple(warnings)),
     )
 
 

@@ -292,7 +292,7 @@ def test_a_latency_answer_holds_its_rows_typed_and_writes_them_flat(context: Con
     # 1,000 requests/s is past the replica's saturation: no steady state, every figure null.
     assert low.stable and not high.stable and answer.saturation_rate < 1000
     assert set(high.ttft_ms.values()) == {None} and high.output_tokens_per_s is None
-    assert any(w.startswith("past capacity") for w in answer.warnings)
+    assert any(w.startswith("past capacity") for w in answer.provenance.warnings)
     # The queue wait is part of the TTFT: the mean TTFT exceeds the mean wait.
     assert low.ttft_ms["mean"] > low.queue_wait_ms["mean"]  # type: ignore[operator]
     wire = dump(answer)
