@@ -28,7 +28,7 @@ from app.catalog import models as tables
 from app.planning import answers as typed
 from app.sizing import disaggregated, procurement, trace_log
 from app.sizing.triggers import SIGNALS
-from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, RooflineBound
+from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, Link, RooflineBound
 
 MS = 1e3  # seconds held, milliseconds written
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
@@ -662,7 +662,7 @@ class FleetPool(_sized(required=True), _PromptCost):  # type: ignore[misc]
 
 class FleetKvTransfer(Schema):
     bytes_per_request = fields.Float(required=True)
-    link = fields.String(required=True, validate=validate.OneOf((disaggregated.NVLINK, disaggregated.NETWORK)))
+    link = fields.String(required=True, validate=validate.OneOf(tuple(Link)))
     gb_per_s_per_gpu = fields.Float(required=True)
     parallel_gpus = fields.Integer(required=True)
     ms = Scaled(MS, attribute="seconds", required=True)

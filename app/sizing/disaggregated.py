@@ -42,12 +42,10 @@ from .plan import FitPlan, PlanInputs, prepare_timing
 from .queueing import MaxRate, ReplicaModel
 from .simulate import Percentiles
 from .specs import GpuSpec, ModelSpec
-from .vocabulary import FleetLayout, Role
+from .vocabulary import FleetLayout, Link, Role
 
 # The `topology` field's values (a mix is asked for by `mix`, not by a topology).
 TOPOLOGIES = (FleetLayout.AGGREGATED, FleetLayout.DISAGGREGATED)
-NVLINK = "nvlink"
-NETWORK = "network"
 # The network bandwidth per GPU a node of each kind typically has, GB/s one way: DGX/HGX A100
 # carry one 200 Gb/s HDR NIC per GPU, H100/H200/B200 and MI300X platforms one 400 Gb/s NDR per
 # GPU; a PCIe server one 100 Gb/s link per GPU. `network_gb_per_s` overrides it.
@@ -73,7 +71,7 @@ class KvTransfer:
     """Moving one request's prompt KV from its prefill replica to its decode replica."""
 
     bytes_per_request: float
-    link: str  # NVLINK or NETWORK
+    link: Link
     gb_per_s_per_gpu: float
     parallel_gpus: int  # ranks sending a shard each
     seconds: float
@@ -102,15 +100,15 @@ def kv_transfer(
     if same_node:
         assert gpu_p.interconnect_bandwidth_gb_per_s is not None
         bandwidth, latency_us = gpu_p.interconnect_bandwidth_gb_per_s, gpu_p.interconnect_latency_us or 0.0
-        return _transfer(total, NVLINK, bandwidth, latency_us, parallel)
+        return _transfer(total, Link.NVLINK, bandwidth, latency_us, parallel)
     if network_gb_per_s_override is not None:
         bandwidth = network_gb_per_s_override
     else:
         bandwidth = min(network_gb_per_s(gpu_p), network_gb_per_s(gpu_d))
-    return _transfer(total, NETWORK, bandwidth, NETWORK_LATENCY_US, parallel)
+    return _transfer(total, Link.NETWORK, bandwidth, NETWORK_LATENCY_US, parallel)
 
 
-def _transfer(total_bytes: float, link: str, gb_per_s: float, latency_us: float, parallel: int) -> KvTransfer:
+def _transfer(total_bytes: float, link: Link, gb_per_s: float, latency_us: float, parallel: int) -> KvTransfer:
     seconds = latency_us * 1e-6 + total_bytes / (gb_per_s * 1e9 * parallel)
     return KvTransfer(total_bytes, link, gb_per_s, parallel, seconds)
 
@@ -235,7 +233,7 @@ def plan_disaggregated(
     slowest = min(network_gb_per_s(gpu) for gpu in (decode.fit.target.gpu, *(gpu for _, gpu in gpus)))
     bandwidth = network_gb_per_s_override or slowest
     kv_bytes = memory.kv_bytes_for_context(model, kv_precision, plan.prompt_tokens)
-    over_network = _transfer(kv_bytes, NETWORK, bandwidth, NETWORK_LATENCY_US, 1)
+    over_network = _transfer(kv_bytes, Link.NETWORK, bandwidth, NETWORK_LATENCY_US, 1)
     budget_ms = None
     if inputs.ttft_slo_ms is not None:
         budget_ms = inputs.ttft_slo_ms - over_network.seconds * 1e3

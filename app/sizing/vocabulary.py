@@ -72,3 +72,11 @@ class LatencyMode(StrEnum):
 
     ANALYTIC = "analytic"
     SIMULATE = "simulate"
+
+
+class Link(StrEnum):
+    """What carries a prompt's KV from a prefill replica to a decode replica: NVLink inside one
+    node, or the network between nodes."""
+
+    NVLINK = "nvlink"
+    NETWORK = "network"

@@ -10,7 +10,7 @@ from app.sizing import disaggregated, timing
 from app.sizing.fleet_plan import Arrivals, FleetInputs, arrival_model
 from app.sizing.plan import PlanInputs, plan_fit, prepare_timing
 from app.sizing.queueing import ReplicaModel
-from app.sizing.vocabulary import FleetLayout, Role
+from app.sizing.vocabulary import FleetLayout, Link, Role
 
 from .specs import H100_SXM, L4, LLAMA_31_8B
 
@@ -35,12 +35,12 @@ def test_the_transfer_uses_nvlink_inside_one_node_and_the_network_across():
     nvlink4 = replace(H100_SXM, interconnect_kind="nvlink4")
     inside = disaggregated.kv_transfer(LLAMA_31_8B, "bf16", prompt, (nvlink4, 2), (nvlink4, 4))
     assert inside.bytes_per_request == kv_bytes
-    assert inside.link == disaggregated.NVLINK and inside.parallel_gpus == 2
+    assert inside.link == Link.NVLINK and inside.parallel_gpus == 2
     assert inside.seconds == pytest.approx(10e-6 + kv_bytes / (450e9 * 2))
     # 4 + 8 GPUs do not fit one 8-GPU node: over the network, whose default for an H100 node
     # (NVLink 4) is one 400 Gb/s NIC per GPU
     across = disaggregated.kv_transfer(LLAMA_31_8B, "bf16", prompt, (nvlink4, 4), (nvlink4, 8))
-    assert across.link == disaggregated.NETWORK and across.gb_per_s_per_gpu == 400 / 8
+    assert across.link == Link.NETWORK and across.gb_per_s_per_gpu == 400 / 8
     assert across.seconds == pytest.approx(20e-6 + kv_bytes / (50e9 * 4))
     given = disaggregated.kv_transfer(LLAMA_31_8B, "bf16", prompt, (nvlink4, 4), (nvlink4, 8), 10.0)
     assert given.seconds == pytest.approx(20e-6 + kv_bytes / (10e9 * 4))
@@ -48,7 +48,7 @@ def test_the_transfer_uses_nvlink_inside_one_node_and_the_network_across():
     # slower node's network
     assert disaggregated.kv_transfer(LLAMA_31_8B, "bf16", prompt, (H100_SXM, 1), (H100_SXM, 1)).link == "network"
     mixed = disaggregated.kv_transfer(LLAMA_31_8B, "bf16", prompt, (nvlink4, 1), (L4, 1))
-    assert mixed.link == disaggregated.NETWORK
+    assert mixed.link == Link.NETWORK
     assert mixed.gb_per_s_per_gpu == disaggregated.PCIE_SERVER_NETWORK_GB_PER_S
 
 
