@@ -49,10 +49,7 @@ from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.procurement import (
     FLAT_HORIZON_MONTHS,
     FLAT_PERIOD_MONTHS,
-    ON_DEMAND,
-    OPTIMIZE,
     PERIOD_MONTHS,
-    PRICING_MODES,
     TERM_MONTHS,
 )
 from app.sizing.simulate import DEFAULT_BURST_REQUESTS, DEFAULT_REQUESTS, MAX_REQUESTS
@@ -68,7 +65,7 @@ from app.sizing.specs import (
     mig_profile_problems,
     model_defaults,
 )
-from app.sizing.vocabulary import FleetLayout, LatencyMode
+from app.sizing.vocabulary import FleetLayout, LatencyMode, Pricing
 
 PRECISION_NAMES = tuple(PRECISIONS)
 # Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
@@ -904,7 +901,7 @@ class FinanceSchema(Schema):
     """How the fleet is paid for and what it draws: pricing=optimize's commitments and spot,
     price overrides, owning, energy and a hosted API's prices (app/planning/finance.py)."""
 
-    pricing = fields.String(load_default=ON_DEMAND, validate=validate.OneOf(PRICING_MODES))
+    pricing = fields.String(load_default=Pricing.ON_DEMAND.value, validate=validate.OneOf(tuple(Pricing)))
     commitments = CommaList(
         fields.String(validate=validate.OneOf(COMMITMENT_CHOICES)),
         allow_none=True,
@@ -923,7 +920,7 @@ class FinanceSchema(Schema):
     @validates_schema
     def _finance(self, data: dict[str, Any], **_: Any) -> None:
         errors: dict[str, list[str]] = {}
-        optimize = data.get("pricing") == OPTIMIZE
+        optimize = data.get("pricing") == Pricing.OPTIMIZE
         for name in ("commitments", "spot", "period_months", "horizon_months"):
             if data.get(name) is not None and not optimize:
                 errors[name] = ["needs pricing=optimize"]
@@ -956,7 +953,7 @@ class FinanceSchema(Schema):
         owned = data.get("ownership")
         terms = data.get("commitments")
         return Finance(
-            pricing=data["pricing"],
+            pricing=Pricing(data["pricing"]),
             commitments=None if terms is None else tuple(t for t in dict.fromkeys(terms) if t != "none"),
             spot=data.get("spot"),
             period_months=data.get("period_months"),

@@ -28,7 +28,7 @@ from app.catalog import models as tables
 from app.planning import answers as typed
 from app.sizing import disaggregated, procurement, trace_log
 from app.sizing.triggers import SIGNALS
-from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, Link, RooflineBound
+from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, Link, Pricing, RooflineBound
 
 MS = 1e3  # seconds held, milliseconds written
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
@@ -925,7 +925,7 @@ class FleetResponse(_sized(required=False), _EngineFigures, _EnergyFigures):  # 
     mix = fields.Nested("FleetMix")
     uncertainty = fields.Nested("FleetUncertainty", allow_none=True)
     uncertainty_basis = fields.String()
-    pricing = fields.String(validate=validate.OneOf(procurement.PRICING_MODES))
+    pricing = fields.String(validate=validate.OneOf(tuple(Pricing)))
     prices = fields.Nested("FleetPrices")
     energy = fields.Nested("FleetEnergy", allow_none=True)
     energy_basis = fields.String()

@@ -20,7 +20,6 @@ from app.sizing.fleet_plan import FleetInputs, FleetPlan, Period
 from app.sizing.procurement import (
     FLAT_HORIZON_MONTHS,
     FLAT_PERIOD_MONTHS,
-    OPTIMIZE,
     SPOT,
     TERM_MONTHS,
     Need,
@@ -31,6 +30,7 @@ from app.sizing.procurement import (
     committed_hours,
 )
 from app.sizing.specs import GpuPrices, GpuSpec
+from app.sizing.vocabulary import Pricing
 
 from .errors import InvalidRequest
 from .mix import MixPlan
@@ -529,7 +529,7 @@ def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], requ
         }
         row["hosted_api_monthly_cost_usd"] = hosted_api_fields(plan, finance, traffic)["hosted_api_monthly_cost_usd"]
         period_fields.append(row)
-    if finance.pricing != OPTIMIZE:
+    if finance.pricing != Pricing.OPTIMIZE:
         return FinanceAnswer(fields_, period_fields, None, None)
     if forecast:
         months = finance.period_months or 1

@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from app.sizing.fleet_plan import Arrivals, FleetInputs, Period
 from app.sizing.mix import LengthBucket
 from app.sizing.plan import PlanInputs
-from app.sizing.procurement import ON_DEMAND
 from app.sizing.simulate import DEFAULT_BURST_REQUESTS
 from app.sizing.specs import GpuPrices, GpuSpec, ModelSpec
-from app.sizing.vocabulary import FleetLayout
+from app.sizing.vocabulary import FleetLayout, Pricing
 
 ModelRef = str | ModelSpec
 GpuRef = str | GpuSpec
@@ -84,7 +83,7 @@ class Finance:
     """How a fleet is paid for and what it draws, beyond its on-demand price
     (app/planning/finance.py). Prices are per whole card; None: the catalog's."""
 
-    pricing: str = ON_DEMAND
+    pricing: Pricing = Pricing.ON_DEMAND
     # pricing=optimize: the terms it may commit for (None: each the card has a rate for that
     # fits the horizon), spot (None: when the card has its price and interruption rate), the
     # forecast's period length and a flat traffic's horizon, months (None: the defaults).

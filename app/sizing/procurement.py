@@ -28,9 +28,6 @@ from dataclasses import dataclass, field
 
 from .cost import HOURS_PER_MONTH, cents
 
-ON_DEMAND = "on_demand"
-OPTIMIZE = "optimize"
-PRICING_MODES = (ON_DEMAND, OPTIMIZE)
 SPOT = "spot"
 # A commitment's term, months.
 TERM_MONTHS = {"1y": 12, "3y": 36}

@@ -80,3 +80,11 @@ class Link(StrEnum):
 
     NVLINK = "nvlink"
     NETWORK = "network"
+
+
+class Pricing(StrEnum):
+    """How a fleet is paid for: every GPU on demand, or the forecast's cheapest mix of
+    commitments, on-demand and spot capacity (app/sizing/procurement.py)."""
+
+    ON_DEMAND = "on_demand"
+    OPTIMIZE = "optimize"
