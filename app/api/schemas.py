@@ -65,7 +65,7 @@ from app.sizing.specs import (
     mig_profile_problems,
     model_defaults,
 )
-from app.sizing.vocabulary import FleetLayout, LatencyMode, Pricing
+from app.sizing.vocabulary import Arrival, FleetLayout, LatencyMode, Pricing
 
 PRECISION_NAMES = tuple(PRECISIONS)
 # Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
@@ -695,7 +695,6 @@ class RooflineSchema(Schema):
         )
 
 
-ARRIVALS = ("poisson", "gamma")
 SLO_PERCENTILES = (50, 90, 95, 99)
 MODES = tuple(LatencyMode)
 MAX_SWEEP_RATES = 64
@@ -763,7 +762,7 @@ class WorkloadSchema(LengthSpreadSchema):
         derived = {"prompt_tokens": prompt, "output_tokens": output}
         return {**data, **derived, "prompt_tokens_cv": prompt_cv, "output_tokens_cv": output_cv}
 
-    arrival = fields.String(load_default="poisson", validate=validate.OneOf(ARRIVALS))
+    arrival = fields.String(load_default=Arrival.POISSON.value, validate=validate.OneOf(tuple(Arrival)))
     # vLLM's benchmark convention: the gamma shape k; squared CV of inter-arrival times 1/k.
     burstiness = fields.Float(allow_none=True, validate=validate.Range(min=0.05, max=100))
     slo_percentile = Integer(load_default=95, validate=validate.OneOf(SLO_PERCENTILES))
@@ -773,7 +772,7 @@ class WorkloadSchema(LengthSpreadSchema):
 
     @validates_schema
     def _arrivals(self, data: dict[str, Any], **_: Any) -> None:
-        if data.get("arrival") == "poisson" and data.get("burstiness") not in (None, 1, 1.0):
+        if data.get("arrival") == Arrival.POISSON and data.get("burstiness") not in (None, 1, 1.0):
             raise ValidationError({"burstiness": ["needs arrival=gamma (Poisson arrivals have burstiness 1)"]})
         samples = data.get("length_samples")
         if samples and data.get("mode") != LatencyMode.SIMULATE:

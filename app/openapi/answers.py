@@ -28,7 +28,7 @@ from app.catalog import models as tables
 from app.planning import answers as typed
 from app.sizing import disaggregated, procurement, trace_log
 from app.sizing.triggers import SIGNALS
-from app.sizing.vocabulary import Binding, CapacityBound, LatencyMode, Link, Pricing, RooflineBound
+from app.sizing.vocabulary import Arrival, Binding, CapacityBound, LatencyMode, Link, Pricing, RooflineBound
 
 MS = 1e3  # seconds held, milliseconds written
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
@@ -389,7 +389,7 @@ class _SimulatedReplica(_EngineFigures):
 
 class LatencyResponse(_SimulatedReplica):
     mode = fields.String(required=True, validate=validate.OneOf(tuple(LatencyMode)))
-    arrival = fields.String(required=True, validate=validate.OneOf(("poisson", "gamma")))
+    arrival = fields.String(required=True, validate=validate.OneOf(tuple(Arrival)))
     burstiness = fields.Float(required=True)
     saturation_rate = fields.Float(required=True)
     slo_percentile = fields.Float(required=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from app.sizing import trace_log
 from app.sizing.disaggregated import KvTransfer
-from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode, Role, RooflineBound
+from app.sizing.vocabulary import Arrival, Binding, FleetLayout, LatencyMode, Role, RooflineBound
 
 # Metadata of a field whose value, a dataclass, is written as its own fields in place (the
 # wire form is one flat object): `memory: MemoryPlan = field(metadata=FLAT)`.
@@ -400,7 +400,7 @@ class LatencyAnswer:
     output_tokens: int
     prompt_tokens_cv: float
     output_tokens_cv: float
-    arrival: str  # "poisson", or "gamma" at a burstiness other than 1
+    arrival: Arrival  # gamma at a burstiness other than 1
     burstiness: float
     saturation_rate: float
     slo_percentile: float

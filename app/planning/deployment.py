@@ -17,9 +17,9 @@ from app.sizing.fleet_plan import (
 )
 from app.sizing.plan import MS
 from app.sizing.queueing import total_length_quantile
-from app.sizing.simulate import GAMMA
 from app.sizing.speculation import DRAFT_MODEL, EAGLE, EAGLE3, MTP, NGRAM, Speculation
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
+from app.sizing.vocabulary import LengthDistribution
 
 from .answers import TriggerAnswer, as_fields
 from .requests import FleetRequest
@@ -60,7 +60,7 @@ def max_model_len(plan: FleetPlan, arrivals: Arrivals | None) -> int:
     prompt_cv = arrivals.prompt_tokens_cv if arrivals is not None else 0.0
     output_cv = arrivals.output_tokens_cv if arrivals is not None and inputs.output_tokens > 1 else 0.0
     tail = total_length_quantile(
-        inputs.prompt_tokens, prompt_cv, inputs.output_tokens, output_cv, GAMMA, CONTEXT_QUANTILE
+        inputs.prompt_tokens, prompt_cv, inputs.output_tokens, output_cv, LengthDistribution.GAMMA, CONTEXT_QUANTILE
     )
     caps = [tail, plan.fit.result.kv_capacity_tokens]
     if plan.fit.model.max_context:

@@ -31,7 +31,7 @@ from app.sizing.simulate import (
     simulate,
 )
 from app.sizing.specs import GpuSpec, ModelSpec
-from app.sizing.vocabulary import Binding, FleetLayout, LatencyMode
+from app.sizing.vocabulary import Arrival, Binding, FleetLayout, LatencyMode
 
 from . import work
 from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, Provenance, SimulatedRow, as_fields
@@ -270,7 +270,7 @@ def _answer(
         output_tokens=fitted.inputs.output_tokens,
         prompt_tokens_cv=arrivals.prompt_tokens_cv,
         output_tokens_cv=arrivals.output_tokens_cv,
-        arrival="poisson" if arrivals.burstiness == 1 else "gamma",
+        arrival=Arrival.POISSON if arrivals.burstiness == 1 else Arrival.GAMMA,
         burstiness=arrivals.burstiness,
         saturation_rate=saturation,
         slo_percentile=arrivals.slo_percentile,

@@ -8,6 +8,7 @@ from typing import Any
 
 from app.sizing import trace_log
 from app.sizing.trace_log import TraceError, TraceProfile
+from app.sizing.vocabulary import Arrival
 
 from .answers import TracesAnswer
 from .errors import InvalidRequest
@@ -85,7 +86,7 @@ def fleet_request(found: TraceProfile, model: str, gpu: str | None) -> dict[str,
     if found.prefix_cache_hit_rate:
         body["prefix_cache_hit_rate"] = found.prefix_cache_hit_rate
     if found.burstiness is None:
-        body["arrival"] = "poisson"
+        body["arrival"] = Arrival.POISSON
     else:
-        body.update({"arrival": "gamma", "burstiness": found.burstiness})
+        body.update({"arrival": Arrival.GAMMA, "burstiness": found.burstiness})
     return body

@@ -36,9 +36,9 @@ from .errors import SizingError
 from .fleet_plan import FleetInputs, FleetPlan, plan_fleet, refine, targets
 from .plan import PlanInputs, plan_fit
 from .queueing import length_nodes
-from .simulate import FIXED_LENGTH_CV, GAMMA
+from .simulate import FIXED_LENGTH_CV
 from .specs import GpuSpec, ModelSpec
-from .vocabulary import CapacityBound
+from .vocabulary import CapacityBound, LengthDistribution
 
 LENGTH_BUCKETS = "length_buckets"
 # A histogram's shares must sum to 1 within this.
@@ -92,7 +92,7 @@ def derived_buckets(
 
 
 def _strata(mean: int, cv: float) -> tuple[int, ...]:
-    nodes = length_nodes(mean, cv, GAMMA, LENGTH_STRATA) if cv >= FIXED_LENGTH_CV else (float(mean),)
+    nodes = length_nodes(mean, cv, LengthDistribution.GAMMA, LENGTH_STRATA) if cv >= FIXED_LENGTH_CV else (float(mean),)
     return tuple(max(1, round(node)) for node in nodes)
 
 

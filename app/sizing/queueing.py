@@ -76,9 +76,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from statistics import NormalDist
 
-from .simulate import FIXED_LENGTH_CV, GAMMA, LOGNORMAL, Limits, Percentiles, Traffic
+from .simulate import FIXED_LENGTH_CV, Limits, Percentiles, Traffic
 from .timing import StepModel
-from .vocabulary import Binding
+from .vocabulary import Binding, LengthDistribution
 
 OFFERED_PERCENTILES = (50.0, 90.0, 95.0, 99.0)
 
@@ -162,7 +162,7 @@ def length_nodes(mean: float, cv: float, distribution: str, n: int = LENGTH_NODE
     nodes = []
     for i in range(n):
         q = (i + 0.5) / n
-        if distribution == LOGNORMAL:
+        if distribution == LengthDistribution.LOGNORMAL:
             s2 = math.log1p(cv * cv)
             x = math.exp(math.log(mean) - s2 / 2 + math.sqrt(s2) * _STD_NORMAL.inv_cdf(q))
         else:
@@ -193,7 +193,7 @@ def _strata(mean: float, cv: float, distribution: str) -> list[tuple[float, floa
     strata = []
     for lo, hi in itertools.pairwise(edges):
         q = (lo + hi) / 2
-        if distribution == LOGNORMAL:
+        if distribution == LengthDistribution.LOGNORMAL:
             s2 = math.log1p(cv * cv)
             x = math.exp(math.log(mean) - s2 / 2 + math.sqrt(s2) * _STD_NORMAL.inv_cdf(q))
         else:
@@ -205,7 +205,7 @@ def _strata(mean: float, cv: float, distribution: str) -> list[tuple[float, floa
 def _length_cdf(mean: float, cv: float, distribution: str, x: float) -> float:
     if cv < FIXED_LENGTH_CV:
         return 1.0 if x >= mean else 0.0
-    if distribution == LOGNORMAL:
+    if distribution == LengthDistribution.LOGNORMAL:
         if x <= 0:
             return 0.0
         s2 = math.log1p(cv * cv)
@@ -410,7 +410,7 @@ class ReplicaModel:
     ) -> ReplicaModel:
         """`seat_cap` names what limits.max_num_seqs stands for: the engine's cap, or
         (Binding.KV_CAPACITY) the sequences of the full length the KV cache holds, as a fleet caps it."""
-        if traffic.length_distribution not in (GAMMA, LOGNORMAL):
+        if traffic.length_distribution not in tuple(LengthDistribution):
             raise ValueError(f"unknown length distribution {traffic.length_distribution!r}")
         cap = limits.kv_capacity_tokens
         pn = tuple(

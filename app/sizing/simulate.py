@@ -65,9 +65,8 @@ from dataclasses import dataclass
 from . import budget as request_budget
 from .budget import UNBOUNDED_WORK
 from .timing import StepModel
+from .vocabulary import LengthDistribution
 
-GAMMA = "gamma"
-LOGNORMAL = "lognormal"
 DEFAULT_REQUESTS = 5_000
 DEFAULT_BURST_REQUESTS = 1_000
 MAX_REQUESTS = 50_000
@@ -115,7 +114,7 @@ class Traffic:
     prompt_tokens_cv: float = 0.0
     output_tokens_cv: float = 0.0
     burstiness: float = 1.0
-    length_distribution: str = GAMMA
+    length_distribution: LengthDistribution = LengthDistribution.GAMMA
     # Prefix caching: the share of each prompt found in the cache, and a prefix every prompt
     # shares, held once in the KV cache (whole blocks, as the fit holds it).
     prefix_cache_hit_rate: float = 0.0
@@ -255,11 +254,11 @@ def length_sampler(mean: float, cv: float, distribution: str, rng: random.Random
     if cv < FIXED_LENGTH_CV:
         fixed = max(1, round(mean))
         return lambda: fixed
-    if distribution == LOGNORMAL:
+    if distribution == LengthDistribution.LOGNORMAL:
         sigma2 = math.log1p(cv * cv)
         mu, sigma = math.log(mean) - sigma2 / 2, math.sqrt(sigma2)
         return lambda: max(1, round(rng.lognormvariate(mu, sigma)))
-    if distribution != GAMMA:
+    if distribution != LengthDistribution.GAMMA:
         raise ValueError(f"unknown length distribution {distribution!r}")
     shape = 1.0 / (cv * cv)
     scale = mean / shape

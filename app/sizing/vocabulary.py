@@ -88,3 +88,18 @@ class Pricing(StrEnum):
 
     ON_DEMAND = "on_demand"
     OPTIMIZE = "optimize"
+
+
+class Arrival(StrEnum):
+    """How requests arrive: a Poisson process, or gamma-distributed gaps of a given burstiness
+    (vLLM's benchmark convention: the shape k, squared CV of the gaps 1/k)."""
+
+    POISSON = "poisson"
+    GAMMA = "gamma"
+
+
+class LengthDistribution(StrEnum):
+    """How a workload's prompt and output lengths spread about their means."""
+
+    GAMMA = "gamma"
+    LOGNORMAL = "lognormal"

@@ -11,7 +11,7 @@ import pytest
 from app.sizing import queueing, simulate, timing
 from app.sizing.queueing import ReplicaModel, _gamma_quantile, erlang_c, gamma_cdf, total_length_quantile
 from app.sizing.simulate import Limits, Traffic, saturation_rate
-from app.sizing.vocabulary import Binding
+from app.sizing.vocabulary import Binding, LengthDistribution
 from bench import latency as bench
 
 from .specs import LLAMA_31_8B
@@ -44,11 +44,11 @@ def test_a_gamma_of_huge_shape_is_its_normal_limit_and_a_tiny_cv_a_fixed_length(
     for z in (-3.0, -1.0, 0.0, 1.0, 2.5):
         x = edge + z * math.sqrt(edge)
         assert gamma_cdf(edge * (1 + 1e-12), x) == pytest.approx(gamma_cdf(edge, x), abs=1e-6)
-    assert queueing.length_nodes(100, 1e-9, queueing.GAMMA) == (100.0,)  # below FIXED_LENGTH_CV: fixed
+    assert queueing.length_nodes(100, 1e-9, LengthDistribution.GAMMA) == (100.0,)  # below FIXED_LENGTH_CV: fixed
 
 
 @pytest.mark.parametrize("cv", [5e-324, 1e-170, 1e-7])
-@pytest.mark.parametrize("distribution", [queueing.GAMMA, queueing.LOGNORMAL])
+@pytest.mark.parametrize("distribution", [LengthDistribution.GAMMA, LengthDistribution.LOGNORMAL])
 def test_a_cv_whose_square_underflows_is_a_fixed_length(cv: float, distribution: str):
     # A fuzzed /v1/fleet with output_tokens_cv 5e-324 answered 500: cv² is 0, 1 / cv² divides by
     # zero. Below FIXED_LENGTH_CV a length moves by less than a token: it is the fixed one.
