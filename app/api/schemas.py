@@ -44,7 +44,7 @@ from app.sizing.fleet import SECONDS_PER_DAY, Redundancy
 from app.sizing.fleet_plan import MAX_FORECAST_PERIODS, Arrivals, FleetInputs, Period
 from app.sizing.memory import COMPONENTS
 from app.sizing.mix import SHARE_TOLERANCE, LengthBucket
-from app.sizing.plan import AVERAGE, FULL, PlanInputs
+from app.sizing.plan import PlanInputs
 from app.sizing.precision import ALIASES, PRECISIONS
 from app.sizing.procurement import (
     FLAT_HORIZON_MONTHS,
@@ -65,7 +65,7 @@ from app.sizing.specs import (
     mig_profile_problems,
     model_defaults,
 )
-from app.sizing.vocabulary import Arrival, FleetLayout, LatencyMode, Pricing
+from app.sizing.vocabulary import Arrival, FleetLayout, KvReadContext, LatencyMode, Pricing
 
 PRECISION_NAMES = tuple(PRECISIONS)
 # Formats a datasheet gives a tensor-core peak for (the keys of peak_tflops, and the 4-bit
@@ -601,6 +601,8 @@ class FitSchema(Schema):
         }
         if "sweep" in known:
             known["sweep"] = tuple(known["sweep"])
+        if "kv_read_context" in known:
+            known["kv_read_context"] = KvReadContext(known["kv_read_context"])
         return PlanInputs(**known)
 
 
@@ -614,7 +616,9 @@ class ThroughputSchema(FitSchema):
     compute_precision = fields.String(allow_none=True, validate=validate.OneOf((*COMPUTE_PRECISIONS, "native")))
     include_communication = fields.Boolean(load_default=True)
     price_per_gpu_hour_usd = fields.Float(allow_none=True, validate=validate.Range(min=0, max=1e5))
-    kv_read_context = fields.String(load_default=AVERAGE, validate=validate.OneOf((AVERAGE, FULL)))
+    kv_read_context = fields.String(
+        load_default=KvReadContext.AVERAGE.value, validate=validate.OneOf(tuple(KvReadContext))
+    )
     sweep = fields.List(
         Integer(validate=count(1, MAX_CONCURRENCY)),
         load_default=list,

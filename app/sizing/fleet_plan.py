@@ -23,7 +23,7 @@ from .queueing import (
 from .simulate import Limits, SimulationResult, Traffic, simulate
 from .specs import GpuSpec, ModelSpec
 from .timing import StepModel
-from .vocabulary import Binding, CapacityBound, Role
+from .vocabulary import Binding, CapacityBound, CostedTokens, Role
 
 MAX_FORECAST_PERIODS = 120
 
@@ -72,19 +72,13 @@ class Period:
     peak_to_average: float | None = None
 
 
-# The tokens a plan's cost is counted in: what its replicas hand back. A prefill pool's
-# replicas take prompts and give one token each, so theirs is the prompt.
-OUTPUT_TOKENS = "output"
-PROMPT_TOKENS = "prompt"
-
-
 @dataclass(frozen=True)
 class TokenCost:
     """What 10^6 tokens cost: the fleet's (its monthly cost over the tokens its average traffic
     brings in the month) and one fully loaded replica's (its price over its capacity), in
-    `tokens` (OUTPUT_TOKENS or PROMPT_TOKENS). None without a price or a token served."""
+    `tokens`. None without a price or a token served."""
 
-    tokens: str
+    tokens: CostedTokens
     fleet_usd: float | None
     replica_usd: float | None
 
@@ -99,10 +93,10 @@ def token_cost(
 ) -> TokenCost:
     if role == Role.PREFILL:
         # The capacity counts the one token a request leaves with; it stands for a whole prompt.
-        tokens, average = PROMPT_TOKENS, demand.average_input_tokens_per_s
+        tokens, average = CostedTokens.PROMPT, demand.average_input_tokens_per_s
         replica_tokens_per_s = capacity.tokens_per_s * demand.prompt_tokens / max(1, demand.output_tokens)
     else:
-        tokens, average, replica_tokens_per_s = OUTPUT_TOKENS, demand.average_tokens_per_s, capacity.tokens_per_s
+        tokens, average, replica_tokens_per_s = CostedTokens.OUTPUT, demand.average_tokens_per_s, capacity.tokens_per_s
     fleet_usd = (
         None
         if monthly_cost_usd is None

@@ -18,6 +18,7 @@ from .errors import MissingFigure, NotFound, SizingError
 from .parallelism import mig_target, valid_tensor_parallel
 from .precision import AUTO, UnknownPrecision, choose_weight_precision, compute_peak, normalise, peak_key
 from .specs import MLA, GpuSpec, MigProfile, ModelSpec
+from .vocabulary import KvReadContext
 
 MS = 1e3
 GIB = 2**30
@@ -48,9 +49,6 @@ ENGINE_ARRIVALS_LEAVES_OUT = (
     "narrower), priority scheduling and the API server's own queue, and software-version differences; request "
     "lengths are drawn from gamma distributions of the given mean and spread"
 )
-
-AVERAGE = "average"
-FULL = "full"
 
 
 # engine=ideal's knobs (the lab's sliders); an engine profile brings its own.
@@ -94,7 +92,7 @@ class PlanInputs:
     engine_timing: bool = True
     # The decode step reads each sequence's KV at its average context (prompt + output / 2,
     # the lab) or at its full length (prompt + output, seed 004's vram.py).
-    kv_read_context: str = AVERAGE
+    kv_read_context: KvReadContext = KvReadContext.AVERAGE
     sweep: tuple[int, ...] = ()
     # Prefix caching: the share of each prompt's tokens found in the cache, and a prefix
     # common to every prompt (a system prompt), held once per replica.
@@ -567,7 +565,7 @@ def prepare_timing(fitted: FitPlan) -> TimingSetup:
         tpot_excludes_own_prefill=engine is not None,
         request_overhead_s=0.0 if engine is None else engine.ttft_overhead_ms / 1e3,
     )
-    if inputs.kv_read_context == FULL:
+    if inputs.kv_read_context == KvReadContext.FULL:
         context = float(inputs.prompt_tokens + inputs.output_tokens)
     else:
         context = inputs.prompt_tokens + inputs.output_tokens / 2

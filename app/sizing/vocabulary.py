@@ -103,3 +103,19 @@ class LengthDistribution(StrEnum):
 
     GAMMA = "gamma"
     LOGNORMAL = "lognormal"
+
+
+class KvReadContext(StrEnum):
+    """The context a decode step's KV read is timed at: the request's average over its decode
+    (prompt plus half the output), or its full length (the last token's, an upper bound)."""
+
+    AVERAGE = "average"
+    FULL = "full"
+
+
+class CostedTokens(StrEnum):
+    """The tokens a plan's cost is counted in: what its replicas hand back. A prefill pool's
+    replicas take prompts and give one token each, so theirs is the prompt."""
+
+    OUTPUT = "output"
+    PROMPT = "prompt"

@@ -11,7 +11,6 @@ from typing import Any
 
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
-    PROMPT_TOKENS,
     FleetInputs,
     FleetPlan,
     Option,
@@ -22,7 +21,7 @@ from app.sizing.fleet_plan import (
 )
 from app.sizing.plan import MS
 from app.sizing.simulate import SATURATION_REQUESTS, WorkLimitExceeded
-from app.sizing.vocabulary import FleetLayout
+from app.sizing.vocabulary import CostedTokens, FleetLayout
 
 from .. import work
 from ..finance import FinanceAnswer
@@ -70,7 +69,7 @@ def _prompt_tokens_per_s(plan: FleetPlan) -> float | None:
 
 def is_prefill(plan: FleetPlan) -> bool:
     """A disaggregated prefill pool's replica: it hands back one token a request."""
-    return plan.token_cost is not None and plan.token_cost.tokens == PROMPT_TOKENS
+    return plan.token_cost is not None and plan.token_cost.tokens == CostedTokens.PROMPT
 
 
 def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -128,7 +127,7 @@ def token_cost_fields(cost: TokenCost | None) -> dict[str, Any]:
         "cost_per_million_output_tokens_usd": None,
         "replica_cost_per_million_output_tokens_usd": None,
     }
-    if cost is not None and cost.tokens == PROMPT_TOKENS:
+    if cost is not None and cost.tokens == CostedTokens.PROMPT:
         return {
             **body,
             "cost_per_million_prompt_tokens_usd": cost.fleet_usd,
