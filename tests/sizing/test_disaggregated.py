@@ -166,3 +166,56 @@ def test_the_cheaper_topology_is_the_one_meeting_the_slos_at_the_lower_monthly_c
     )
     assert disaggregated.cheaper(_plans(_pool(300.0), _pool(500.0), None))[0] == FleetLayout.DISAGGREGATED
     assert disaggregated.cheaper(_plans(None, _pool(500.0), None)) == (None, "neither topology meets the SLOs")
+
+
+LONG_PROMPTS = FleetInputs(
+    requests_per_s=2.0, peak_to_average=2, ttft_slo_ms=2000, tpot_slo_ms=40, arrivals=Arrivals(e2e_slo_ms=60_000)
+)
+
+
+@pytest.fixture(scope="module")
+def pools():
+    shape = PlanInputs(prompt_tokens=8000, output_tokens=300)
+    return disaggregated.plan_disaggregated(
+        LLAMA_31_8B, [("h100-sxm", H100_SXM)], shape, LONG_PROMPTS, named_gpu=True, network_gb_per_s_override=10.0
+    )
+
+
+def test_each_pool_is_sized_on_its_own_objective(pools):
+    decode, prefill = pools.decode_inputs, pools.prefill_inputs
+    # Decode: TPOT only, no E2E; prefill: TTFT less the transfer, one output token, no TPOT.
+    assert (decode.role, decode.ttft_slo_ms, decode.tpot_slo_ms, decode.arrivals.e2e_slo_ms) == (
+        Role.DECODE,
+        None,
+        40,
+        None,
+    )
+    assert (prefill.role, prefill.tpot_slo_ms, prefill.arrivals.output_tokens_cv) == (Role.PREFILL, None, 0.0)
+    # The budget is the SLO less the slowest transfer: 8,000 tokens of bf16 KV at 10 GB/s, one rank.
+    slowest = 20e-6 + 8000 * KV_BYTES_PER_TOKEN / 10e9
+    assert pools.prefill_ttft_budget_ms == pytest.approx(2000 - slowest * 1e3)
+    assert prefill.ttft_slo_ms == pytest.approx(pools.prefill_ttft_budget_ms)
+    # Both pools are found on the GPU named, and the plan holds the SLOs.
+    assert pools.prefill.fit.inputs.output_tokens == 1 and pools.decode.fit.inputs.output_tokens == 300
+    assert pools.meets_slo and pools.aggregated is not None
+    assert pools.gpus_total == pools.prefill.size.gpus_total + pools.decode.size.gpus_total
+    # The transfer given is the placed pools': single-GPU replicas over the 10 GB/s asked for.
+    assert pools.transfer.seconds == pytest.approx(slowest)
+    assert pools.ttft_ms == pytest.approx((pools.prefill.capacity.ttft_s + slowest) * 1e3)
+    total = pools.prefill.monthly_cost_usd + pools.decode.monthly_cost_usd
+    assert pools.monthly_cost_usd == round(total, 2)
+    assert pools.prefill_to_decode_gpus == pools.prefill.size.gpus_total / pools.decode.size.gpus_total
+
+
+def test_a_ttft_slo_under_the_transfer_leaves_the_prefill_pool_a_microsecond_and_misses():
+    tight = replace(LONG_PROMPTS, ttft_slo_ms=50)  # 8,000 tokens of KV take 105 ms over 10 GB/s
+    plan = disaggregated.plan_disaggregated(
+        LLAMA_31_8B,
+        [("h100-sxm", H100_SXM)],
+        PlanInputs(prompt_tokens=8000, output_tokens=300),
+        tight,
+        named_gpu=True,
+        network_gb_per_s_override=10.0,
+    )
+    assert plan.prefill_ttft_budget_ms < 0 and plan.prefill_inputs.ttft_slo_ms == 1e-3
+    assert not plan.meets_slo
