@@ -1,9 +1,10 @@
 """The closed vocabularies of a plan: what binds a replica, which bound a ranked option's
 capacity was taken from, what a replica serves, how a fleet is laid out, how latency is
 estimated, what carries KV between pools, how a fleet is paid for, how requests arrive and
-their lengths spread, which context a decode reads at, and which tokens a cost counts. Each is a StrEnum whose values are the strings the API writes, so a member is its
-own wire form (JSON, CSV and `==` with a string all see the value); the prose that explains a
-value lives with the API's field descriptions, never in the key."""
+their lengths spread, which context a decode reads at, and which tokens a cost counts. Each
+is a StrEnum whose values are the strings the API writes, so a member is its own wire form
+(JSON, CSV and `==` with a string all see the value); the prose that explains a value lives
+with the API's field descriptions, never in the key."""
 
 from __future__ import annotations
 
