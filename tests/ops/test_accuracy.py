@@ -151,6 +151,11 @@ def test_free_text_names_map_onto_the_catalog():
     assert precision_of("not stated (model default, bf16)") is None
     assert kv_precision_of("amd/Llama-3.1-70B-Instruct-FP8-KV", "FP8", "") == "fp8"
     assert kv_precision_of("meta-llama/Llama-3.1-8B-Instruct", "bf16", "") is None
+    nim = "NVIDIA NIM (inference backend not named on page)"
+    assert kv_precision_of("meta-llama/Llama-3.3-70B-Instruct", "fp8", "", nim) == "fp8"
+    assert kv_precision_of("meta-llama/Llama-3.3-70B-Instruct", "bf16", "", nim) is None
+    # "nim" inside another word is not NIM.
+    assert kv_precision_of("meta-llama/Llama-3.3-70B-Instruct", "fp8", "", "animated-engine") is None
 
 
 def test_an_overloaded_open_loop_run_keeps_its_tpot_and_not_its_ttft(cases: list[Case]):
