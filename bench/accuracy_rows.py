@@ -409,10 +409,17 @@ def speculation_of(row: dict[str, str]) -> dict[str, Any] | None:
 def _unmodelled(row: dict[str, str]) -> None:
     """Serving features the step model leaves out: their rows would fit a wrong constant."""
     text = " ".join(row.get(k) or "" for k in ("other_parallel", "notes")).lower()
-    if "dp attention" in text or "dp-attention" in text or "attention dp" in text:
+    if "dp attention" in text or "dp-attention" in text or "attention dp" in text or _perf_overview_moe(row):
         raise Skip("data-parallel attention is not modelled")
     if _lockstep(row) and model_of(row["model"]) in _moe_slugs():
         raise Skip("identical greedy requests route every sequence to the same experts")
+
+
+def _perf_overview_moe(row: dict[str, str]) -> bool:
+    """TensorRT-LLM's perf-overview tables run their MoE models with `enable_attention_dp: true`
+    and expert parallel (the page's own "Running the Benchmark" options for MoE models), which
+    its rows do not repeat."""
+    return "perf-overview" in (row.get("source") or "") and model_of(row["model"]) in _moe_slugs()
 
 
 def _lockstep(row: dict[str, str]) -> bool:
