@@ -135,10 +135,16 @@ class FleetPlan:
 
 
 def _capacity(
-    fitted: FitPlan, setup: TimingSetup, inputs: FleetInputs, *, bound: CapacityBound | None = None
+    fitted: FitPlan,
+    setup: TimingSetup,
+    inputs: FleetInputs,
+    *,
+    bound: CapacityBound | None = None,
+    built: ReplicaModel | None = None,
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel | None]:
     """The replica's capacity: measured, steady-state, or under random arrivals (at the SLO
-    percentile; or with `bound`, the bound a ranking orders by: see _under_arrivals)."""
+    percentile; or with `bound`, the bound a ranking orders by: see _under_arrivals). `built`
+    is the replica's queueing model when an earlier look at the same plan built it."""
     plan = fitted.inputs
     assert plan.max_batched_tokens is not None
     # An engine admits at most max_num_seqs sequences, whatever the KV cache holds.
@@ -170,7 +176,7 @@ def _capacity(
         if min(ceiling, plan.max_batched_tokens - 1) < 1:
             steady(ceiling)  # refuses, naming why
         # The steady state is only the best effort at one sequence, when no rate meets the SLOs.
-        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, lambda: steady(1), bound)
+        return _under_arrivals(fitted, setup, inputs, inputs.arrivals, ceiling, lambda: steady(1), bound, built)
     derived = steady(ceiling)
     if derived.bound_by == Binding.KV_CAPACITY and ceiling < fitted.result.max_concurrency:
         # The engine's max_num_seqs, not the KV cache, capped the batch.
@@ -194,6 +200,7 @@ def _under_arrivals(
     ceiling: int,
     best_effort: Callable[[], fleet.ReplicaCapacity],
     bound: CapacityBound | None,
+    built: ReplicaModel | None = None,
 ) -> tuple[fleet.ReplicaCapacity, ReplicaModel]:
     """The highest arrival rate whose SLO percentiles hold (queueing.py), as the replica's
     capacity. When no rate does, the steady state at concurrency 1 is the best effort.
@@ -209,7 +216,7 @@ def _under_arrivals(
     # engine's cap: the queueing model names a seat-bound capacity after them.
     cap = plan.max_num_seqs
     from_kv = ceiling == fitted.result.max_concurrency and (cap is None or ceiling < cap)
-    model = arrival_model(
+    model = built or arrival_model(
         fitted, setup, arrivals, ceiling, inputs.role, Binding.KV_CAPACITY if from_kv else Binding.MAX_NUM_SEQS
     )
     slos = slos_s(inputs.ttft_slo_ms, inputs.tpot_slo_ms, arrivals.e2e_slo_ms)
@@ -375,7 +382,8 @@ def refine(plan: FleetPlan, inputs: FleetInputs) -> FleetPlan:
     if tighter == CapacityBound.MEAN_LATENCIES and (percentile is None or percentile < MEAN_BOUND_MIN_PERCENTILE):
         # A median sits below the mean of a right-skewed latency: the means are no bound on it.
         tighter = None
-    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=tighter)
+    # The same replica under the same arrivals: the model its looser bound was read from.
+    capacity, queueing = _capacity(plan.fit, plan.setup, inputs, bound=tighter, built=plan.queueing)
     return replace(size(plan.fit, plan.setup, capacity, plan.demand, inputs, plan.gpu_label), queueing=queueing)
 
 

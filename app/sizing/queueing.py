@@ -1005,19 +1005,21 @@ class ReplicaModel:
             return Binding.SATURATION
         if not kv_ok:
             return Binding.KV_CAPACITY
+        # The q-quantile exceeds an SLO exactly when less than q of the distribution lies at or
+        # below it: one evaluation of the CDF at the SLO, not a search for the quantile.
         ttft_slo_s, tpot_slo_s, e2e_slo_s = slos
         if ttft_slo_s is not None or e2e_slo_s is not None:
             _, ttft_cdf, hi, ttft_mean = self._ttft_distribution(core)
-            if ttft_slo_s is not None and _solve(ttft_cdf, q, hi, SEARCH_PRECISION) > ttft_slo_s:
+            if ttft_slo_s is not None and ttft_cdf(ttft_slo_s) < q:
                 return Binding.TTFT_SLO
         if tpot_slo_s is not None:
             tpot_cdf = self._tpot_cdf(core)
-            if tpot_cdf is not None and _solve(tpot_cdf, q, core.tpot_s * 2, SEARCH_PRECISION) > tpot_slo_s:
+            if tpot_cdf is not None and tpot_cdf(tpot_slo_s) < q:
                 return Binding.TPOT_SLO
         if e2e_slo_s is not None:
             p50, p90 = (_solve(ttft_cdf, at, hi, SEARCH_PRECISION) for at in (0.5, 0.9))
-            e2e_cdf, e2e_mean = self._e2e_distribution(core, ttft_mean, p50, p90)
-            if _solve(e2e_cdf, q, e2e_mean * 2, SEARCH_PRECISION) > e2e_slo_s:
+            e2e_cdf, _ = self._e2e_distribution(core, ttft_mean, p50, p90)
+            if e2e_cdf(e2e_slo_s) < q:
                 return Binding.E2E_SLO
         return None
 
