@@ -6,7 +6,10 @@ schema of the same shape in app/openapi/answers.py, which also documents it (app
 Field names are the wire's names where the unit is the same; a field held in another unit than
 the wire's carries its own (`time_s` is written as `time_us`), and a byte count held unrounded is
 written as a whole number. A piece marked `FLAT` (the memory plan a fit and a throughput answer
-share) is written as its own fields in place, not as a nested object. Answers not yet typed here
+share) is written as its own fields in place, not as a nested object. A field marked `OMITTED`
+is a key some answers carry and others do not (a ranking's `options`, a period's procurement
+split): None leaves it out of the wire form rather than writing null; `OMITTED_FLAT` does so for
+a flat piece's fields together. Answers not yet typed here
 are still built as dicts by their services; the pieces they share with typed ones
 (`EngineFigures`) hold the wire's units, so both kinds write the same figures.
 """
@@ -27,6 +30,12 @@ from app.sizing.vocabulary import Arrival, Binding, FleetLayout, LatencyMode, Ro
 # wire form is one flat object): `memory: MemoryPlan = field(metadata=FLAT)`.
 FLAT_KEY = "flat"
 FLAT: Mapping[str, bool] = MappingProxyType({FLAT_KEY: True})
+# Metadata of a field left out of the wire form when its value is None (not written as null):
+# `alternatives: tuple[...] | None = field(metadata=OMITTED)`; with OMITTED_FLAT, a flat piece
+# whose fields are all left out when it is None.
+OMITTED_KEY = "omitted"
+OMITTED: Mapping[str, bool] = MappingProxyType({OMITTED_KEY: True})
+OMITTED_FLAT: Mapping[str, bool] = MappingProxyType({FLAT_KEY: True, OMITTED_KEY: True})
 
 
 @dataclass(frozen=True)
