@@ -133,6 +133,8 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = ((number, number + 1), (2, 3))
         elif kind.startswith("tuple[int"):
             values[field.name] = (1, 2, number)
+        elif kind.startswith("tuple[float"):
+            values[field.name] = (number + 0.5, number + 1.5)
         elif kind.startswith("Mapping[str, int]"):
             values[field.name] = {"attention": number, "experts": number + 1}
         elif kind.startswith("Mapping[str, Mapping"):  # spreads by figure
@@ -144,8 +146,8 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = {"ttft_ms": [number - 0.5, number + 0.5], "tokens_per_s": None}
         elif "RooflineBound" in kind:
             values[field.name] = RooflineBound.COMPUTE
-        elif isinstance(hints[field.name], type) and issubclass(hints[field.name], StrEnum):
-            values[field.name] = list(hints[field.name])[-1]
+        elif (enum := next((t for t in _pieces(hints[field.name]) if _is_enum(t)), None)) is not None:
+            values[field.name] = list(enum)[-1]
         elif kind.startswith("bool"):
             values[field.name] = number % 2 == 0
         elif kind.startswith("str"):
@@ -155,6 +157,10 @@ def _sample(answer_type: type) -> Any:
         else:
             values[field.name] = number + 0.25
     return answer_type(**values)
+
+
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, StrEnum)
 
 
 def _pieces(hint: Any) -> tuple[Any, ...]:
