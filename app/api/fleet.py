@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, request
 
 from app.planning import deployment
 from app.planning import fleet as planner
+from app.planning.answers import FleetRow
 from app.planning.fleet.answer import NO_OPTION, PlannedFleet
 from app.planning.requests import FleetRequest
 
@@ -54,7 +55,7 @@ def fleet() -> Response:
     return respond(body, rows=None if planned.rows is None else [csv_row(row) for row in planned.rows])
 
 
-def csv_row(row: object) -> dict[str, Any]:
+def csv_row(row: FleetRow) -> dict[str, Any]:
     """A CSV row of the plan: a typed row's wire form, nested lists left out (the JSON answer
     has them: a mix pool's buckets, a mix period's GPUs per pool)."""
     return {key: value for key, value in dump(row).items() if not isinstance(value, list)}

@@ -1284,3 +1284,6 @@ class MixedAnswer:
 # /v1/fleet's answer, by layout: aggregated (planned, or nothing could be sized),
 # disaggregated, mixed.
 FleetAnswer = AggregatedAnswer | UnsizedAnswer | DisaggregatedAnswer | MixedAnswer
+# A row of /v1/fleet's CSV: a ranked option, a forecast period (of one pool or two), a flat
+# traffic's procurement period, a pool's sizing, a mix's pool or period.
+FleetRow = OptionRow | FleetPeriod | PairPeriod | ProcurementPeriod | PoolRow | MixPoolAnswer | MixPeriodRow

@@ -31,6 +31,7 @@ from ..answers import (
     AggregatedAnswer,
     FleetPeriod,
     FleetRange,
+    FleetRow,
     OptionRow,
     PeriodFinance,
     Ranking,
@@ -263,7 +264,7 @@ def plan(request: FleetRequest, context: Context) -> PlannedFleet:
         finance=money.fields,
     )
     # The CSV rows: the ranking, else the forecast's periods, else a flat traffic's split.
-    rows: tuple[object, ...] | None = money.rows or period_rows or _rows(ranking)
+    rows: tuple[FleetRow, ...] | None = money.rows or period_rows or _rows(ranking)
     return PlannedFleet(FleetLayout.AGGREGATED, answer, rows, chosen, model_label)
 
 
@@ -282,5 +283,5 @@ def _listed(
     return None, listed
 
 
-def _rows(ranking: Ranking | None) -> tuple[object, ...] | None:
+def _rows(ranking: Ranking | None) -> tuple[FleetRow, ...] | None:
     return None if ranking is None else ranking.options

@@ -27,6 +27,7 @@ from ..answers import (
     BoundedOption,
     FleetAnswer,
     FleetReplica,
+    FleetRow,
     FleetSizing,
     OptionRow,
     PoolSizing,
@@ -256,7 +257,7 @@ class PlannedFleet:
 
     layout: FleetLayout
     answer: FleetAnswer
-    rows: tuple[object, ...] | None
+    rows: tuple[FleetRow, ...] | None
     chosen: FleetPlan | None
     model_label: str
 

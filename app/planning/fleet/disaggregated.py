@@ -14,6 +14,7 @@ from ..answers import (
     AggregatedBeside,
     DisaggregatedAnswer,
     FleetPool,
+    FleetRow,
     PairPeriod,
     PoolPower,
     PoolRow,
@@ -61,15 +62,12 @@ def plan(request: FleetRequest, context: Context) -> PlannedFleet:
     pools = ((Role.PREFILL, plan.prefill), (Role.DECODE, plan.decode))
     sized = [p for _, p in pools if p is not None]
     energy, per_pool = finance.pools_energy(sized, request)
-    power = iter(per_pool)
-    # Each pool sized, with its own draw (pools_energy's, in the same order).
-    prefill_pool, decode_pool = (
-        None if p is None else _pool(p, options, traffic, model_label, request, next(power))
-        for p, options, traffic in (
-            (plan.prefill, plan.prefill_options, plan.prefill_inputs),
-            (plan.decode, plan.decode_options, plan.decode_inputs),
-        )
-    )
+    power = iter(per_pool)  # each sized pool's own draw, in the same order
+    prefill_pool = decode_pool = None
+    if plan.prefill is not None:
+        prefill_pool = _pool(plan.prefill, plan.prefill_options, plan.prefill_inputs, model_label, request, next(power))
+    if plan.decode is not None:
+        decode_pool = _pool(plan.decode, plan.decode_options, plan.decode_inputs, model_label, request, next(power))
     periods = (
         _periods(plan, request) if request.forecast and plan.prefill is not None and plan.decode is not None else ()
     )
@@ -105,7 +103,7 @@ def plan(request: FleetRequest, context: Context) -> PlannedFleet:
         energy=energy,
         periods=periods or None,
     )
-    rows: tuple[object, ...] = periods or tuple(PoolRow(role, pool_sizing(p)) for role, p in pools if p is not None)
+    rows: tuple[FleetRow, ...] = periods or tuple(PoolRow(role, pool_sizing(p)) for role, p in pools if p is not None)
     return PlannedFleet(FleetLayout.DISAGGREGATED, answer, rows, None, model_label)
 
 

@@ -13,6 +13,7 @@ from app.sizing.vocabulary import FleetLayout
 
 from .. import finance
 from ..answers import (
+    FleetRow,
     MixAnswer,
     MixBucket,
     MixedAnswer,
@@ -81,7 +82,7 @@ def plan(request: FleetRequest, context: Context) -> PlannedFleet:
         ),
         energy=energy,
     )
-    rows: tuple[object, ...] = periods or pools
+    rows: tuple[FleetRow, ...] = periods or pools
     return PlannedFleet(FleetLayout.MIXED, answer, rows, None, model_label)
 
 
