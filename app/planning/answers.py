@@ -9,9 +9,9 @@ written as a whole number. A piece marked `FLAT` (the memory plan a fit and a th
 share) is written as its own fields in place, not as a nested object. A field marked `OMITTED`
 is a key some answers carry and others do not (a ranking's `options`, a period's procurement
 split): None leaves it out of the wire form rather than writing null; `OMITTED_FLAT` does so for
-a flat piece's fields together. Answers not yet typed here
-are still built as dicts by their services; the pieces they share with typed ones
-(`EngineFigures`) hold the wire's units, so both kinds write the same figures.
+a flat piece's fields together. A few figures the sizing core itself holds in milliseconds
+(spreads by statistic, a disaggregated plan's TTFT budget) are held so, their names ending in
+`_ms`, and `EngineFigures` holds the wire's GiB.
 """
 
 from __future__ import annotations

@@ -263,7 +263,8 @@ def plan(request: FleetRequest, context: Context) -> PlannedFleet:
         periods=period_rows or None,
         finance=money.fields,
     )
-    # The CSV rows: the ranking, else the forecast's periods, else a flat traffic's split.
+    # The CSV rows: a flat traffic's procurement split, else the forecast's periods, else the
+    # ranking (None: the answer is its own one row).
     rows: tuple[FleetRow, ...] | None = money.rows or period_rows or _rows(ranking)
     return PlannedFleet(FleetLayout.AGGREGATED, answer, rows, chosen, model_label)
 
