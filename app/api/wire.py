@@ -5,7 +5,8 @@ app/openapi/answers.py (`WRITERS`), the same one the OpenAPI document is generat
 keys, their types and their units are declared once. Keys come in the answer type's field
 order, each written by the schema's field that reads that attribute; a nested answer by the
 schema its field nests; a piece marked FLAT (app.planning.answers) as its own fields in
-place, each read through the path to it (`memory.weights_bytes`).
+place, each read through the path to it (`memory.weights_bytes`); a field marked OMITTED is
+left out while its value (or that of the OMITTED piece holding it) is None.
 
 Dumping through marshmallow itself costs about 0.7 us a field, which a whole throughput answer
 would feel; each (type, schema) pair is compiled once into a plain list of getters and
@@ -26,12 +27,15 @@ from marshmallow import Schema, fields
 from marshmallow.class_registry import get_class
 
 from app.openapi.answers import WRITERS, Cents, Rounded, Scaled
-from app.planning.answers import FLAT_KEY
+from app.planning.answers import FLAT_KEY, OMITTED_KEY
 
 Dumper = Callable[[Any], dict[str, Any]]
 Convert = Callable[[Any], Any]
-# A wire key, the getter of its value from the answer, and what the value goes through.
-Step = tuple[str, Callable[[Any], Any], Convert | None]
+Get = Callable[[Any], Any]
+# A wire key, the getter of its value from the answer, what the value goes through, and the
+# getters of the OMITTED fields on its path, outermost first: while one is None, the key is
+# left out.
+Step = tuple[str, Get, Convert | None, tuple[Get, ...]]
 _COMPILED: dict[tuple[type, type[Schema]], tuple[Dumper, list[Step]]] = {}
 
 
@@ -87,15 +91,17 @@ def _compile(answer_type: type, schema: type[Schema]) -> tuple[Dumper, list[Step
         return found
     by_attribute = {field.attribute or name: (field.data_key or name, field) for name, field in schema().fields.items()}
     steps: list[Step] = []
-    for path, name in _paths(answer_type):
+    for path, name, omitted in _paths(answer_type):
         if name not in by_attribute:
             raise TypeError(f"{schema.__name__} has no field that writes {answer_type.__name__}.{path}")
         key, schema_field = by_attribute[name]
-        steps.append((key, attrgetter(path), _converter(schema_field)))
+        steps.append((key, attrgetter(path), _converter(schema_field), tuple(attrgetter(o) for o in omitted)))
 
     def dump(value: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, get, convert in steps:
+        for key, get, convert, omitted in steps:
+            if omitted and any(absent(value) is None for absent in omitted):
+                continue
             item = get(value)
             out[key] = item if convert is None else convert(item)
         return out
@@ -104,15 +110,28 @@ def _compile(answer_type: type, schema: type[Schema]) -> tuple[Dumper, list[Step
     return dump, steps
 
 
-def _paths(answer_type: type, prefix: str = "") -> Iterator[tuple[str, str]]:
-    """Each written field of `answer_type` as (the path to it, its own name), a flat piece's
-    fields in its place."""
+def _paths(
+    answer_type: type, prefix: str = "", omitted: tuple[str, ...] = ()
+) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """Each written field of `answer_type` as (the path to it, its own name, the paths of the
+    OMITTED fields on the way), a flat piece's fields in its place."""
     hints = typing.get_type_hints(answer_type)
     for field in dataclasses.fields(answer_type):
+        path = f"{prefix}{field.name}"
+        on_the_way = (*omitted, path) if field.metadata.get(OMITTED_KEY) else omitted
         if field.metadata.get(FLAT_KEY):
-            yield from _paths(hints[field.name], f"{prefix}{field.name}.")
+            yield from _paths(_present(hints[field.name]), f"{path}.", on_the_way)
         else:
-            yield f"{prefix}{field.name}", field.name
+            yield path, field.name, on_the_way
+
+
+def _present(hint: Any) -> type:
+    """A flat piece's type (an OMITTED one's annotation is an optional: `Piece | None`)."""
+    kinds = [arg for arg in typing.get_args(hint) if arg is not type(None)] or [hint]
+    if len(kinds) != 1:
+        raise TypeError(f"a flat piece has one type, not {hint}")
+    piece: type = kinds[0]
+    return piece
 
 
 def compiled(answer_type: type, schema: type[Schema]) -> Dumper:
@@ -123,7 +142,7 @@ def compiled(answer_type: type, schema: type[Schema]) -> Dumper:
 
 def keys(answer_type: type, schema: type[Schema]) -> list[str]:
     """The wire keys `schema` writes for an `answer_type`, in order."""
-    return [key for key, _, _ in _compile(answer_type, schema)[1]]
+    return [key for key, _, _, _ in _compile(answer_type, schema)[1]]
 
 
 def dump(answer: Any) -> Any:

@@ -24,7 +24,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.worksheet import Worksheet
 
-from app.planning.fleet.answer import FleetAnswer
+from app.planning.fleet.answer import PlannedFleet
 from app.planning.requests import FleetRequest
 from app.sizing.cost import HOURS_PER_MONTH
 from app.sizing.vocabulary import FleetLayout
@@ -90,13 +90,13 @@ class Book:
         return out.getvalue()
 
 
-def workbook(answer: FleetAnswer, request: FleetRequest) -> bytes:
-    """The answer as an .xlsx workbook (see the module docstring)."""
+def workbook(answer: PlannedFleet, body: dict[str, Any], request: FleetRequest) -> bytes:
+    """The answer (`body`: its wire form, which the JSON answer is) as an .xlsx workbook (see
+    the module docstring)."""
     book = Book()
     inputs = Labelled(book, "Inputs")
     inputs.heading("Inputs: change a shaded cell and every formula follows")
     finance = request.finance
-    body = answer.body
     given = [
         (
             "HoursPerMonth",

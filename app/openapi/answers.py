@@ -28,7 +28,7 @@ from app.catalog import models as tables
 from app.planning import answers as typed
 from app.sizing import disaggregated, procurement, trace_log
 from app.sizing.triggers import SIGNALS
-from app.sizing.vocabulary import Arrival, Binding, CapacityBound, LatencyMode, Link, Pricing, RooflineBound
+from app.sizing.vocabulary import Arrival, Binding, CapacityBound, LatencyMode, Link, Pricing, Role, RooflineBound
 
 MS = 1e3  # seconds held, milliseconds written
 BASES = ("datasheet", "calibrated", "calibrated-nearest")
@@ -637,8 +637,8 @@ class FleetOption(_sized(required=False), _PromptCost):  # type: ignore[misc]
     monthly_cost_usd_at_least = fields.Float(allow_none=True)
     concurrency = fields.Integer()
     tokens_per_s = fields.Float(allow_none=True)
-    time_per_token_ms = fields.Float(allow_none=True)
-    ttft_ms = fields.Float(allow_none=True)
+    time_per_token_ms = Scaled(MS, attribute="time_per_token_s", allow_none=True)
+    ttft_ms = Scaled(MS, attribute="ttft_s", allow_none=True)
     bound_by = fields.String(validate=validate.OneOf(BOUND_BY))
     capacity_exact = fields.Boolean()
     capacity_bound = fields.String(allow_none=True, validate=validate.OneOf(CAPACITY_BOUNDS))
@@ -755,8 +755,8 @@ class FleetMix(Schema):
     kinds_considered = fields.Integer(required=True)
     kinds_kept = fields.Integer(required=True)
     solver_status = fields.String(required=True)
-    build_ms = fields.Float(required=True, allow_none=True)
-    solve_ms = fields.Float(required=True)
+    build_ms = Scaled(MS, attribute="build_s", required=True, allow_none=True)
+    solve_ms = Scaled(MS, attribute="solve_s", required=True)
     periods = fields.List(fields.Nested("MixPeriod"))
 
 
@@ -851,7 +851,7 @@ class FleetProcurement(Schema):
     monthly_cost_usd = fields.Float(required=True)
     on_demand_monthly_cost_usd = fields.Float(required=True)
     solver_status = fields.String(required=True)
-    solve_ms = fields.Float(required=True)
+    solve_ms = Scaled(MS, attribute="solve_s", required=True)
     why = fields.List(fields.String(), required=True)
 
 
@@ -880,6 +880,14 @@ class FleetPeriod(_sized(required=True), _EnergyFigures):  # type: ignore[misc]
     spot_gpus = fields.Integer()
     procured_cost_usd = fields.Float()
     procured_monthly_cost_usd = fields.Float()
+    energy_basis = fields.String()
+
+
+class FleetPoolRow(_sized(required=True), _PromptCost):  # type: ignore[misc]
+    """A disaggregated plan's CSV row without a forecast: one pool's sizing (the JSON answer
+    nests it in the pool); not a component of the document."""
+
+    pool = fields.String(required=True, validate=validate.OneOf(tuple(Role)))
 
 
 class FleetResponse(_sized(required=False), _EngineFigures, _EnergyFigures):  # type: ignore[misc]
@@ -1292,4 +1300,34 @@ WRITERS: dict[type, type[Schema]] = {
     trace_log.Spread: TraceLengths,
     trace_log.HourlyPeriod: TracePeriod,
     trace_log.Bucket: LengthBucketSchema,
+    typed.AggregatedAnswer: FleetResponse,
+    typed.UnsizedAnswer: FleetResponse,
+    typed.DisaggregatedAnswer: FleetResponse,
+    typed.MixedAnswer: FleetResponse,
+    typed.FleetReplica: FleetReplica,
+    typed.PredictedAtPeak: FleetPredicted,
+    typed.FleetAutoscaling: FleetAutoscaling,
+    typed.RankedOption: FleetOption,
+    typed.SizedOption: FleetOption,
+    typed.BoundedOption: FleetOption,
+    typed.FleetPeriod: FleetPeriod,
+    typed.PairPeriod: FleetPeriod,
+    typed.FleetRange: FleetUncertainty,
+    typed.FleetPool: FleetPool,
+    typed.PoolRow: FleetPoolRow,
+    typed.AggregatedBeside: FleetAggregated,
+    typed.PricesUsed: FleetPrices,
+    typed.EnergyDrawn: FleetEnergy,
+    typed.OwnershipAnswer: FleetOwnership,
+    typed.OwnershipMonth: OwnershipMonth,
+    typed.ProcurementAnswer: FleetProcurement,
+    typed.ProcurementRates: ProcurementRates,
+    typed.ProcurementCommitment: ProcurementCommitment,
+    typed.ProcurementPeriod: ProcurementPeriod,
+    typed.MixAnswer: FleetMix,
+    typed.MixBucket: MixBucket,
+    typed.MixPoolAnswer: MixPool,
+    typed.MixPoolBucket: MixPoolBucket,
+    typed.MixSingleKind: MixSingleKindPlan,
+    typed.MixPeriodRow: MixPeriod,
 }

@@ -21,7 +21,7 @@ from app.sizing.speculation import DRAFT_MODEL, EAGLE, EAGLE3, MTP, NGRAM, Specu
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 from app.sizing.vocabulary import LengthDistribution
 
-from .answers import TriggerAnswer, as_fields
+from .answers import FleetAutoscaling, TriggerAnswer
 from .requests import FleetRequest
 
 # How often KEDA asks Prometheus, and the failed reads before it falls back, s and reads.
@@ -154,26 +154,21 @@ def trigger_answer(trigger: Trigger, served: str, threshold: float | None = None
     )
 
 
-def trigger_row(trigger: Trigger, served: str) -> dict[str, Any]:
-    """`trigger_answer` as an answer built as a dict (the fleet's) holds it."""
-    return {**as_fields(trigger_answer(trigger, served)), "metrics": list(trigger.metrics)}
-
-
-def autoscaling_body(plan: FleetPlan, traffic: FleetInputs | None, served: str) -> dict[str, Any]:
+def autoscaling(plan: FleetPlan, traffic: FleetInputs | None, served: str) -> FleetAutoscaling:
     """What a KEDA/HPA policy needs: the bounds, the targets and the engine's triggers."""
     found = plan_triggers(plan, traffic)
     waiting = next(t for t in found if t.signal == WAITING)
-    return {
-        "min_replicas": plan.size.min_replicas,
-        "max_replicas": plan.size.max_replicas,
-        "target_in_flight_per_replica": plan.capacity.concurrency,
-        "target_queue_per_replica": int(waiting.threshold),
-        "max_in_flight_per_replica": plan.fit.result.max_concurrency,
-        "cold_start_s": plan.cold_start_s,
-        "queue_metric": waiting.metrics[0],
-        "served_model_name": served,
-        "triggers": [trigger_row(t, served) for t in found],
-    }
+    return FleetAutoscaling(
+        min_replicas=plan.size.min_replicas,
+        max_replicas=plan.size.max_replicas,
+        target_in_flight_per_replica=plan.capacity.concurrency,
+        target_queue_per_replica=int(waiting.threshold),
+        max_in_flight_per_replica=plan.fit.result.max_concurrency,
+        cold_start_s=plan.cold_start_s,
+        queue_metric=waiting.metrics[0],
+        served_model_name=served,
+        triggers=tuple(trigger_answer(t, served) for t in found),
+    )
 
 
 def _dns_name(text: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
 
 from app.sizing import cost as cost_mod
 from app.sizing import energy as energy_mod
@@ -32,6 +31,23 @@ from app.sizing.procurement import (
 from app.sizing.specs import GpuPrices, GpuSpec
 from app.sizing.vocabulary import Pricing
 
+from .answers import (
+    EnergyDrawn,
+    EnergyFigures,
+    FleetFinance,
+    HostedApi,
+    OwnershipAnswer,
+    OwnershipMonth,
+    PeriodFinance,
+    PeriodProcured,
+    PoolPower,
+    PoolsEnergy,
+    PricesUsed,
+    ProcurementAnswer,
+    ProcurementCommitment,
+    ProcurementPeriod,
+    ProcurementRates,
+)
 from .errors import InvalidRequest
 from .mix import MixPlan
 from .procurement import solve
@@ -62,13 +78,9 @@ def _with_overrides(card: GpuPrices, overrides: GpuPrices) -> GpuPrices:
     )
 
 
-def prices_body(plan: FleetPlan, prices: GpuPrices) -> dict[str, Any]:
+def prices_used(plan: FleetPlan, prices: GpuPrices) -> PricesUsed:
     """The prices the answer is computed with, per whole card (the request's or the catalog's)."""
-    return {"on_demand_usd_per_hour": plan.price_per_gpu_hour_usd, **_figures(prices)}
-
-
-def _figures(prices: GpuPrices) -> dict[str, Any]:
-    return {f.name: getattr(prices, f.name) for f in fields(GpuPrices)}
+    return PricesUsed(plan.price_per_gpu_hour_usd, prices)
 
 
 # --------------------------------------------------------------------------- energy
@@ -95,66 +107,69 @@ def energy(plan: FleetPlan, prices: GpuPrices, pue: float, hours_per_month: floa
     )
 
 
-def energy_fields(plan: FleetPlan, drawn: energy_mod.Energy | None, finance: Finance) -> dict[str, Any]:
+def energy_figures(plan: FleetPlan, drawn: energy_mod.Energy | None, finance: Finance) -> EnergyFigures:
     """energy_kwh_per_month, energy_wh_per_million_tokens (output tokens) and, with a grid
-    intensity, co2e_kg_per_month; null without the card's power figures."""
-    return combined_energy_fields([drawn], plan.demand.average_tokens_per_s, finance)
+    intensity, co2e_kg_per_month; None without the card's power figures."""
+    return combined_energy_figures([drawn], plan.demand.average_tokens_per_s, finance)
 
 
-def combined_energy_fields(
+def combined_energy_figures(
     parts: Sequence[energy_mod.Energy | None], output_tokens_per_s: float, finance: Finance
-) -> dict[str, Any]:
-    """The energy figures of pools serving the same traffic together (null when any pool's
+) -> EnergyFigures:
+    """The energy figures of pools serving the same traffic together (None when any pool's
     power is not known)."""
     if not parts or any(part is None for part in parts):
-        return dict.fromkeys(("energy_kwh_per_month", "energy_wh_per_million_tokens", "co2e_kg_per_month"))
+        return EnergyFigures(None, None, None)
     known = [part for part in parts if part is not None]
     kwh = math.fsum(part.kwh_per_month for part in known)
     grid = finance.grid_g_co2_per_kwh
-    return {
-        "energy_kwh_per_month": kwh,
-        "energy_wh_per_million_tokens": energy_mod.wh_per_million_tokens(
+    return EnergyFigures(
+        energy_kwh_per_month=kwh,
+        energy_wh_per_million_tokens=energy_mod.wh_per_million_tokens(
             kwh, output_tokens_per_s, known[0].hours_per_month
         ),
-        "co2e_kg_per_month": None if grid is None else energy_mod.co2e_kg(kwh, grid),
-    }
+        co2e_kg_per_month=None if grid is None else energy_mod.co2e_kg(kwh, grid),
+    )
 
 
-def pools_energy(plans: Sequence[FleetPlan], request: FleetRequest) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _bases(bases: set[str]) -> str:
+    """The energy basis of pools together: the model's, or what each pool's figures lack."""
+    return ENERGY_BASIS if bases <= {ENERGY_BASIS} else "; ".join(sorted(bases - {ENERGY_BASIS}))
+
+
+def pools_energy(plans: Sequence[FleetPlan], request: FleetRequest) -> tuple[PoolsEnergy, list[PoolPower]]:
     """Pools of one plan (disaggregated prefill and decode) serving the same requests: the
     plan's energy figures, and each pool's own (energy_kwh_per_month and its `energy`)."""
     finance, hours = request.finance, request.traffic.hours_per_month
     prices = [card_prices(plan, finance.prices) for plan in plans]
     drawn = [energy(plan, price, finance.pue, hours) for plan, price in zip(plans, prices, strict=True)]
     output = plans[-1].demand.average_tokens_per_s if plans else 0.0
-    bases = {energy_basis(price) for price in prices}
-    fields_ = {
-        **combined_energy_fields(drawn, output, finance),
-        "energy_basis": ENERGY_BASIS if bases <= {ENERGY_BASIS} else "; ".join(sorted(bases - {ENERGY_BASIS})),
-    }
+    together = PoolsEnergy(
+        combined_energy_figures(drawn, output, finance), _bases({energy_basis(price) for price in prices})
+    )
     per_pool = [
-        {
-            "energy_kwh_per_month": None if part is None else part.kwh_per_month,
-            "energy": energy_body(part),
-            "fleet_utilization": utilization(plan),
-            "prices": prices_body(plan, price),
-        }
+        PoolPower(
+            energy_kwh_per_month=None if part is None else part.kwh_per_month,
+            energy=energy_drawn(part),
+            fleet_utilization=utilization(plan),
+            prices=prices_used(plan, price),
+        )
         for plan, price, part in zip(plans, prices, drawn, strict=True)
     ]
-    return fields_, per_pool
+    return together, per_pool
 
 
-def energy_body(drawn: energy_mod.Energy | None) -> dict[str, Any] | None:
+def energy_drawn(drawn: energy_mod.Energy | None) -> EnergyDrawn | None:
     if drawn is None:
         return None
-    return {
-        "gpus": drawn.gpus,
-        "utilization": drawn.utilization,
-        "power_per_gpu_w": drawn.power_per_gpu_w,
-        "pue": drawn.pue,
-        "power_kw": drawn.power_kw,
-        "hours_per_month": drawn.hours_per_month,
-    }
+    return EnergyDrawn(
+        gpus=drawn.gpus,
+        utilization=drawn.utilization,
+        power_per_gpu_w=drawn.power_per_gpu_w,
+        pue=drawn.pue,
+        power_kw=drawn.power_kw,
+        hours_per_month=drawn.hours_per_month,
+    )
 
 
 ENERGY_BASIS = (
@@ -175,7 +190,7 @@ def energy_basis(prices: GpuPrices) -> str:
 
 def mix_energy(
     plan: MixPlan, gpus: Sequence[tuple[str, GpuSpec]], request: FleetRequest
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[PoolsEnergy, list[PoolPower]]:
     """A mixed fleet's energy figures and each pool's. A pool's utilization is its average load
     (its peak load without the headroom, over the peak ratio) over all its replicas, in units
     of a replica's capacity at the SLO: above the saturation rate's share, so an upper end."""
@@ -183,7 +198,7 @@ def mix_energy(
     specs = dict(gpus)
     drawn: list[energy_mod.Energy | None] = []
     bases = set()
-    per_pool = []
+    per_pool: list[PoolPower] = []
     for pool in plan.pools:
         spec = specs[pool.kind.gpu_label]
         prices = _with_overrides(spec.prices, finance.prices)
@@ -197,20 +212,16 @@ def mix_energy(
             )
         drawn.append(part)
         per_pool.append(
-            {
-                "energy_kwh_per_month": None if part is None else part.kwh_per_month,
-                "energy": energy_body(part),
-                "fleet_utilization": share,
-                "prices": {"on_demand_usd_per_hour": pool.kind.price_per_card_hour_usd, **_figures(prices)},
-            }
+            PoolPower(
+                energy_kwh_per_month=None if part is None else part.kwh_per_month,
+                energy=energy_drawn(part),
+                fleet_utilization=share,
+                prices=PricesUsed(pool.kind.price_per_card_hour_usd, prices),
+            )
         )
     buckets = plan.problem.buckets
     output = traffic.requests_per_s * math.fsum(b.share * b.output_tokens for b in buckets)
-    fields_ = {
-        **combined_energy_fields(drawn, output, finance),
-        "energy_basis": ENERGY_BASIS if bases <= {ENERGY_BASIS} else "; ".join(sorted(bases - {ENERGY_BASIS})),
-    }
-    return fields_, per_pool
+    return PoolsEnergy(combined_energy_figures(drawn, output, finance), _bases(bases)), per_pool
 
 
 # --------------------------------------------------------------------------- owning
@@ -265,7 +276,7 @@ def ownership(
     )
 
 
-def ownership_body(owned: cost_mod.Ownership | None, finance: Finance, rented_basis: str) -> dict[str, Any] | None:
+def ownership_answer(owned: cost_mod.Ownership | None, finance: Finance, rented_basis: str) -> OwnershipAnswer | None:
     if owned is None or finance.ownership is None:
         return None
     even = owned.break_even_months
@@ -281,37 +292,36 @@ def ownership_body(owned: cost_mod.Ownership | None, finance: Finance, rented_ba
             f"the purchase ({owned.purchase_usd:,.2f} USD) is paid back by the {saved:,.2f} USD a month owning "
             f"saves against renting once it runs: after {even:.1f} months"
         )
-    return {
-        "gpus": owned.gpus,
-        "purchase_usd": owned.purchase_usd,
-        "amortization_months": owned.amortization_months,
-        "electricity_usd_per_kwh": owned.electricity_usd_per_kwh,
-        "hosting_usd_per_kw_month": owned.hosting_usd_per_kw_month,
-        "amortization_usd_per_month": owned.amortization_usd_per_month,
-        "electricity_usd_per_month": owned.electricity_usd_per_month,
-        "hosting_usd_per_month": owned.hosting_usd_per_month,
-        "owned_monthly_cost_usd": owned.owned_monthly_cost_usd,
-        "rented_monthly_cost_usd": rent,
-        "rented_basis": rented_basis,
-        "break_even_months": even,
-        "why": why,
-        "months": [
-            {"month": month, "owned_usd": owned_usd, "rented_usd": rented_usd}
+    return OwnershipAnswer(
+        gpus=owned.gpus,
+        purchase_usd=owned.purchase_usd,
+        amortization_months=owned.amortization_months,
+        electricity_usd_per_kwh=owned.electricity_usd_per_kwh,
+        hosting_usd_per_kw_month=owned.hosting_usd_per_kw_month,
+        amortization_usd_per_month=owned.amortization_usd_per_month,
+        electricity_usd_per_month=owned.electricity_usd_per_month,
+        hosting_usd_per_month=owned.hosting_usd_per_month,
+        owned_monthly_cost_usd=owned.owned_monthly_cost_usd,
+        rented_monthly_cost_usd=rent,
+        rented_basis=rented_basis,
+        break_even_months=even,
+        why=why,
+        months=tuple(
+            OwnershipMonth(month, owned_usd, rented_usd)
             for month, owned_usd, rented_usd in owned.cumulative(min(months, MAX_OWNERSHIP_MONTHS))
-        ],
-    }
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- a hosted API
 
 
-def hosted_api_fields(plan: FleetPlan, finance: Finance, traffic: FleetInputs) -> dict[str, Any]:
+def hosted_api(plan: FleetPlan, finance: Finance, traffic: FleetInputs) -> HostedApi:
     """The same traffic on a per-token API, and the traffic from which self-hosting on the
     plan's replica (on demand, with the request's peak ratio, spares and zones) stays cheaper."""
-    unpriced = dict.fromkeys(("hosted_api_monthly_cost_usd", "break_even_requests_per_day", "hosted_api_comparison"))
     in_price, out_price = finance.api_usd_per_million_input, finance.api_usd_per_million_output
     if in_price is None or out_price is None:
-        return unpriced
+        return HostedApi(None, None, None)
     demand, hours = plan.demand, traffic.hours_per_month
     hosted = cost_mod.hosted_api_monthly_usd(
         demand.requests_per_s, demand.prompt_tokens, demand.output_tokens, in_price, out_price, hours
@@ -329,11 +339,11 @@ def hosted_api_fields(plan: FleetPlan, finance: Finance, traffic: FleetInputs) -
         comparison += "; the API is cheaper at any traffic (its price per request is below the fleet's)"
     elif even is not None:
         comparison += f"; self-hosting stays cheaper from {even * fleet_mod.SECONDS_PER_DAY:,.0f} requests/day"
-    return {
-        "hosted_api_monthly_cost_usd": hosted,
-        "break_even_requests_per_day": None if even is None else even * fleet_mod.SECONDS_PER_DAY,
-        "hosted_api_comparison": comparison,
-    }
+    return HostedApi(
+        hosted_api_monthly_cost_usd=hosted,
+        break_even_requests_per_day=None if even is None else even * fleet_mod.SECONDS_PER_DAY,
+        hosted_api_comparison=comparison,
+    )
 
 
 def _break_even_requests_per_s(
@@ -429,60 +439,52 @@ def flat_periods(plan: FleetPlan, horizon_months: int, period_months: int) -> li
     ]
 
 
-def procurement_body(proc: Procurement) -> dict[str, Any]:
+def procurement_answer(proc: Procurement) -> ProcurementAnswer:
     problem, rates = proc.problem, proc.problem.rates
-    return {
-        "horizon_months": problem.horizon_months,
-        "period_months": problem.period_months,
-        "rates": {
-            "on_demand_usd_per_hour": rates.on_demand_usd_per_hour,
-            "committed_usd_per_hour": dict(rates.committed_usd_per_hour),
-            "spot_usd_per_hour": rates.spot_usd_per_hour,
-            "spot_share": rates.spot_share if rates.spot_usd_per_hour is not None else None,
-        },
-        "commitment": [
-            {
-                "term": c.term,
-                "first_period": c.first_period,
-                "last_period": c.last_period,
-                "gpus": c.gpus,
-                "usd_per_hour": c.usd_per_hour,
-                "months": c.months,
-                "cost_usd": c.cost_usd,
-            }
+    return ProcurementAnswer(
+        horizon_months=problem.horizon_months,
+        period_months=problem.period_months,
+        rates=ProcurementRates(
+            on_demand_usd_per_hour=rates.on_demand_usd_per_hour,
+            committed_usd_per_hour=dict(rates.committed_usd_per_hour),
+            spot_usd_per_hour=rates.spot_usd_per_hour,
+            spot_share=rates.spot_share if rates.spot_usd_per_hour is not None else None,
+        ),
+        commitment=tuple(
+            ProcurementCommitment(c.term, c.first_period, c.last_period, c.gpus, c.usd_per_hour, c.months, c.cost_usd)
             for c in proc.commitments
-        ],
-        "committed_gpus": proc.committed_gpus,
-        "periods": [split_row(split) for split in proc.periods],
-        "cost_usd": proc.cost_usd,
-        "on_demand_cost_usd": proc.on_demand_cost_usd,
-        "savings_usd": proc.savings_usd,
-        "monthly_cost_usd": proc.monthly_cost_usd,
-        "on_demand_monthly_cost_usd": proc.on_demand_monthly_cost_usd,
-        "solver_status": proc.status,
-        "solve_ms": proc.solve_s * 1e3,
-        "why": list(proc.why),
-    }
+        ),
+        committed_gpus=proc.committed_gpus,
+        periods=tuple(procurement_period(split) for split in proc.periods),
+        cost_usd=proc.cost_usd,
+        on_demand_cost_usd=proc.on_demand_cost_usd,
+        savings_usd=proc.savings_usd,
+        monthly_cost_usd=proc.monthly_cost_usd,
+        on_demand_monthly_cost_usd=proc.on_demand_monthly_cost_usd,
+        solver_status=proc.status,
+        solve_s=proc.solve_s,
+        why=tuple(proc.why),
+    )
 
 
-def split_row(split: PeriodSplit) -> dict[str, Any]:
-    return {
-        "period": split.period,
-        "hours": split.hours,
-        "committed_hours": split.committed_hours,
-        "gpus_needed": split.gpus_needed,
-        "gpus_protected": split.gpus_protected,
-        "committed_gpus": split.committed_gpus,
-        "committed_gpus_by_term": dict(split.committed_gpus_by_term),
-        "on_demand_gpus": split.on_demand_gpus,
-        "spot_gpus": split.spot_gpus,
-        "committed_cost_usd": split.committed_cost_usd,
-        "on_demand_cost_usd": split.on_demand_cost_usd,
-        "spot_cost_usd": split.spot_cost_usd,
-        "cost_usd": split.cost_usd,
-        "monthly_cost_usd": split.monthly_cost_usd,
-        "on_demand_only_cost_usd": split.on_demand_only_cost_usd,
-    }
+def procurement_period(split: PeriodSplit) -> ProcurementPeriod:
+    return ProcurementPeriod(
+        period=split.period,
+        hours=split.hours,
+        committed_hours=split.committed_hours,
+        gpus_needed=split.gpus_needed,
+        gpus_protected=split.gpus_protected,
+        committed_gpus=split.committed_gpus,
+        committed_gpus_by_term=dict(split.committed_gpus_by_term),
+        on_demand_gpus=split.on_demand_gpus,
+        spot_gpus=split.spot_gpus,
+        committed_cost_usd=split.committed_cost_usd,
+        on_demand_cost_usd=split.on_demand_cost_usd,
+        spot_cost_usd=split.spot_cost_usd,
+        cost_usd=split.cost_usd,
+        monthly_cost_usd=split.monthly_cost_usd,
+        on_demand_only_cost_usd=split.on_demand_only_cost_usd,
+    )
 
 
 # --------------------------------------------------------------------------- the answer
@@ -493,10 +495,10 @@ class FinanceAnswer:
     """The finance fields of a fleet answer, those of each forecast period (in order), the
     procurement solved (pricing=optimize) and, for a flat traffic, its periods as CSV rows."""
 
-    fields: dict[str, Any]
-    period_fields: list[dict[str, Any]]
+    fields: FleetFinance
+    periods: tuple[PeriodFinance, ...]
     procurement: Procurement | None
-    rows: list[dict[str, Any]] | None
+    rows: tuple[ProcurementPeriod, ...] | None
 
 
 def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], request: FleetRequest) -> FinanceAnswer:
@@ -506,48 +508,52 @@ def answer(chosen: FleetPlan, forecast: Sequence[tuple[Period, FleetPlan]], requ
     prices = card_prices(chosen, finance.prices)
     hours = traffic.hours_per_month
     drawn = energy(chosen, prices, finance.pue, hours)
-    fields_ = {
-        "pricing": finance.pricing,
-        "prices": prices_body(chosen, prices),
-        **energy_fields(chosen, drawn, finance),
-        "fleet_utilization": utilization(chosen),
-        "energy": energy_body(drawn),
-        "energy_basis": energy_basis(prices),
-        **hosted_api_fields(chosen, finance, traffic),
-        "ownership": ownership_body(
-            ownership(chosen, prices, drawn, finance, rented_monthly_cost(chosen, forecast)),
-            finance,
-            RENTED_FORECAST if forecast else RENTED_SAME_FLEET,
-        ),
-        "procurement": None,
-    }
-    period_fields = []
-    for _, plan in forecast:
-        row = {
-            **energy_fields(plan, energy(plan, prices, finance.pue, hours), finance),
-            "fleet_utilization": utilization(plan),
-        }
-        row["hosted_api_monthly_cost_usd"] = hosted_api_fields(plan, finance, traffic)["hosted_api_monthly_cost_usd"]
-        period_fields.append(row)
-    if finance.pricing != Pricing.OPTIMIZE:
-        return FinanceAnswer(fields_, period_fields, None, None)
-    if forecast:
-        months = finance.period_months or 1
-        periods = [(period.period, plan) for period, plan in forecast]
-    else:
-        months = finance.period_months or FLAT_PERIOD_MONTHS
-        periods = flat_periods(chosen, finance.horizon_months or FLAT_HORIZON_MONTHS, months)
-    solved = procurement(periods, prices, finance, months, hours)
-    fields_["procurement"] = procurement_body(solved)
-    for row, split in zip(period_fields, solved.periods, strict=False):
-        row.update(
-            {
-                "committed_gpus": split.committed_gpus,
-                "on_demand_gpus": split.on_demand_gpus,
-                "spot_gpus": split.spot_gpus,
-                "procured_cost_usd": split.cost_usd,
-                "procured_monthly_cost_usd": split.monthly_cost_usd,
-            }
+    # Ownership refuses a missing price before procurement does, as the answer lists them.
+    owned = ownership_answer(
+        ownership(chosen, prices, drawn, finance, rented_monthly_cost(chosen, forecast)),
+        finance,
+        RENTED_FORECAST if forecast else RENTED_SAME_FLEET,
+    )
+    solved: Procurement | None = None
+    if finance.pricing == Pricing.OPTIMIZE:
+        if forecast:
+            months = finance.period_months or 1
+            periods = [(period.period, plan) for period, plan in forecast]
+        else:
+            months = finance.period_months or FLAT_PERIOD_MONTHS
+            periods = flat_periods(chosen, finance.horizon_months or FLAT_HORIZON_MONTHS, months)
+        solved = procurement(periods, prices, finance, months, hours)
+    fields_ = FleetFinance(
+        pricing=finance.pricing,
+        prices=prices_used(chosen, prices),
+        energy_figures=energy_figures(chosen, drawn, finance),
+        fleet_utilization=utilization(chosen),
+        energy=energy_drawn(drawn),
+        energy_basis=energy_basis(prices),
+        hosted=hosted_api(chosen, finance, traffic),
+        ownership=owned,
+        procurement=None if solved is None else procurement_answer(solved),
+    )
+    splits = () if solved is None else solved.periods
+    period_fields = tuple(
+        PeriodFinance(
+            energy_figures=energy_figures(plan, energy(plan, prices, finance.pue, hours), finance),
+            fleet_utilization=utilization(plan),
+            hosted_api_monthly_cost_usd=hosted_api(plan, finance, traffic).hosted_api_monthly_cost_usd,
+            procured=_procured(splits[index]) if index < len(splits) else None,
         )
-    rows = None if forecast else [split_row(split) for split in solved.periods]
+        for index, (_, plan) in enumerate(forecast)
+    )
+    rows = None if forecast or solved is None else tuple(procurement_period(split) for split in solved.periods)
     return FinanceAnswer(fields_, period_fields, solved, rows)
+
+
+def _procured(split: PeriodSplit) -> PeriodProcured:
+    """A forecast period's part of the split."""
+    return PeriodProcured(
+        committed_gpus=split.committed_gpus,
+        on_demand_gpus=split.on_demand_gpus,
+        spot_gpus=split.spot_gpus,
+        procured_cost_usd=split.cost_usd,
+        procured_monthly_cost_usd=split.monthly_cost_usd,
+    )

@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
-from app.sizing.disaggregated import KvTransfer, UnitEstimate, pd_unit, prefill_plan
+from app.sizing.disaggregated import UnitEstimate, pd_unit, prefill_plan
 from app.sizing.errors import SizingError
 from app.sizing.fleet_plan import arrival_model, slos_s
 from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, MS, FitPlan, plan_fit, prepare_timing
@@ -34,7 +33,7 @@ from app.sizing.specs import GpuSpec, ModelSpec
 from app.sizing.vocabulary import Arrival, Binding, FleetLayout, LatencyMode
 
 from . import work
-from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, Provenance, SimulatedRow, as_fields
+from .answers import LatencyAnswer, LatencyRow, PairLatencyAnswer, Provenance, SimulatedRow
 from .calibration.basis import Applied, apply, basis
 from .context import Context
 from .replica import engine_figures, speculation_planned, with_engine
@@ -145,16 +144,6 @@ def simulated_row(result: SimulationResult, workload: Workload) -> SimulatedRow:
         preemptions=result.preemptions,
         measured_requests=result.measured_requests,
     )
-
-
-def simulated_fields(row: SimulatedRow) -> dict[str, Any]:
-    """A simulated row as an answer built as a dict (the fleet's) holds it: one flat object."""
-    return {
-        **as_fields(row.figures),
-        "confidence_95_ms": row.confidence_95_ms,
-        "preemptions": row.preemptions,
-        "measured_requests": row.measured_requests,
-    }
 
 
 @dataclass(frozen=True)
@@ -324,15 +313,3 @@ def _pd_unit(
         decode_saturation_rate=unit.decode.saturation_rate_per_s,
         kv_transfer=unit.transfer,
     )
-
-
-def kv_transfer_body(transfer: KvTransfer) -> dict[str, Any]:
-    """Moving one request's prompt KV between a P/D pair, as a fleet answer (built as a dict)
-    gives it: the fields FleetKvTransfer writes of a KvTransfer."""
-    return {
-        "bytes_per_request": transfer.bytes_per_request,
-        "link": transfer.link,
-        "gb_per_s_per_gpu": transfer.gb_per_s_per_gpu,
-        "parallel_gpus": transfer.parallel_gpus,
-        "ms": transfer.seconds * MS,
-    }

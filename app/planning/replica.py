@@ -48,7 +48,6 @@ from .answers import (
     SweepRow,
     ThroughputAnswer,
     Uncertainty,
-    as_fields,
 )
 from .calibration.basis import MEMORY_ONLY, Applied, apply, basis
 from .context import Context
@@ -105,11 +104,6 @@ def engine_figures(plan: FitPlan) -> EngineFigures:
     )
 
 
-def engine_fields(plan: FitPlan) -> dict[str, Any]:
-    """`engine_figures` as an answer built as a dict splices them."""
-    return as_fields(engine_figures(plan))
-
-
 def uncertainty(
     plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
 ) -> Uncertainty:
@@ -117,13 +111,6 @@ def uncertainty(
     the answer's figures they bound."""
     ranges, basis_text = _uncertainty(plan, predicted, mape)
     return Uncertainty(ranges, basis_text, None if ranges is None else applies_to)
-
-
-def uncertainty_fields(
-    plan: FitPlan, predicted: dict[str, float | None], mape: float | None, applies_to: str = "fit"
-) -> dict[str, Any]:
-    """`uncertainty` as an answer built as a dict splices it."""
-    return as_fields(uncertainty(plan, predicted, mape, applies_to))
 
 
 def _uncertainty(
@@ -260,12 +247,6 @@ def speculation_planned(spec: Speculation | None, asked: Speculation | None = No
     if shown is None:
         return None
     return SpeculationPlanned(**_speculation_settings(shown), auto=shown.auto, used=spec is not None)
-
-
-def planned_speculation(spec: Speculation | None, asked: Speculation | None = None) -> dict[str, Any] | None:
-    """`speculation_planned` as an answer built as a dict holds it."""
-    planned = speculation_planned(spec, asked)
-    return None if planned is None else as_fields(planned)
 
 
 def sweep_row(plan: ThroughputPlan, point: Point) -> SweepRow:

@@ -57,7 +57,7 @@ def test_a_service_answers_as_its_endpoint(
         "/v1/throughput": replica.throughput,
         "/v1/cost": replica.cost,
         "/v1/roofline": replica.roofline,
-        "/v1/fleet": lambda request, context: fleet.plan(request, context).body,
+        "/v1/fleet": lambda request, context: fleet.plan(request, context).answer,
         "/v1/batch": batch.batch,
     }[path]
     over_http = client.post(path, json=payload)
@@ -146,4 +146,4 @@ def test_the_outage_note_is_in_every_answer_with_warnings(snapshot: CatalogSnaps
     note = "catalog served from memory: the database is unreachable since 2026-12-01T00:00:00Z"
     context = Context(snapshot, notes=(note,))
     assert note in replica.fit(load("/v1/fit", FIT), context).warnings
-    assert note in fleet.plan(load("/v1/fleet", {**FIT, "requests_per_day": 1e5}), context).body["warnings"]
+    assert note in fleet.plan(load("/v1/fleet", {**FIT, "requests_per_day": 1e5}), context).answer.warnings

@@ -27,7 +27,10 @@ from app.planning import replica
 from app.planning import simulated_day as day_service
 from app.planning import traces as traces_service
 from app.planning.answers import (
+    FLAT,
     FLAT_KEY,
+    OMITTED,
+    OMITTED_FLAT,
     AutoscalingAnswer,
     BatchAnswer,
     CalibrationEngine,
@@ -130,6 +133,8 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = ((number, number + 1), (2, 3))
         elif kind.startswith("tuple[int"):
             values[field.name] = (1, 2, number)
+        elif kind.startswith("tuple[float"):
+            values[field.name] = (number + 0.5, number + 1.5)
         elif kind.startswith("Mapping[str, int]"):
             values[field.name] = {"attention": number, "experts": number + 1}
         elif kind.startswith("Mapping[str, Mapping"):  # spreads by figure
@@ -141,8 +146,8 @@ def _sample(answer_type: type) -> Any:
             values[field.name] = {"ttft_ms": [number - 0.5, number + 0.5], "tokens_per_s": None}
         elif "RooflineBound" in kind:
             values[field.name] = RooflineBound.COMPUTE
-        elif isinstance(hints[field.name], type) and issubclass(hints[field.name], StrEnum):
-            values[field.name] = list(hints[field.name])[-1]
+        elif (enum := next((t for t in _pieces(hints[field.name]) if _is_enum(t)), None)) is not None:
+            values[field.name] = list(enum)[-1]
         elif kind.startswith("bool"):
             values[field.name] = number % 2 == 0
         elif kind.startswith("str"):
@@ -152,6 +157,10 @@ def _sample(answer_type: type) -> Any:
         else:
             values[field.name] = number + 0.25
     return answer_type(**values)
+
+
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, StrEnum)
 
 
 def _pieces(hint: Any) -> tuple[Any, ...]:
@@ -167,7 +176,8 @@ def _flattened(answer: Any) -> Any:
     for field in dataclasses.fields(answer):
         value = getattr(answer, field.name)
         if field.metadata.get(FLAT_KEY):
-            values.update(vars(_flattened(value)))
+            if value is not None:  # an OMITTED piece that is None writes none of its fields
+                values.update(vars(_flattened(value)))
         elif dataclasses.is_dataclass(value):
             values[field.name] = _flattened(value)
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
@@ -216,6 +226,48 @@ def test_a_field_no_schema_writes_is_refused_when_the_writer_is_compiled() -> No
 
     with pytest.raises(TypeError, match="undocumented_s"):
         compiled(Roofline, WRITERS[RooflineAnswer])
+
+
+@dataclasses.dataclass(frozen=True)
+class _Split:
+    committed_gpus: int
+    spot_gpus: int
+
+
+@dataclasses.dataclass(frozen=True)
+class _Figures:
+    gpus_total: int
+    split: _Split | None = dataclasses.field(metadata=OMITTED_FLAT)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Row:
+    period: str
+    figures: _Figures = dataclasses.field(metadata=FLAT)
+    alternatives: tuple[str, ...] | None = dataclasses.field(metadata=OMITTED)
+    note: str | None = None
+
+
+class _RowSchema(Schema):
+    period = fields.String()
+    gpus_total = fields.Integer()
+    committed_gpus = fields.Integer()
+    spot_gpus = fields.Integer()
+    alternatives = fields.List(fields.String())
+    note = fields.String(allow_none=True)
+
+
+def test_an_omitted_field_is_left_out_while_none_and_written_in_its_place_otherwise() -> None:
+    write = compiled(_Row, _RowSchema)
+    bare = _Row("2027-01", _Figures(4, None), None)
+    # An OMITTED field and every field of an OMITTED flat piece are absent; a plain None is null.
+    assert write(bare) == {"period": "2027-01", "gpus_total": 4, "note": None}
+    full = _Row("2027-02", _Figures(6, _Split(2, 1)), ("a", "b"), "n")
+    written = write(full)
+    assert list(written) == ["period", "gpus_total", "committed_gpus", "spot_gpus", "alternatives", "note"]
+    assert written == {**_RowSchema().dump(_flattened(full)), "alternatives": ["a", "b"]}
+    # Every key it may write is documented, in the type's order.
+    assert keys(_Row, _RowSchema) == list(written)
 
 
 def _load(path: str, payload: dict[str, Any]) -> Any:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from app.catalog.snapshots import CalibrationRecord, CalibrationSnapshot, Key
@@ -82,13 +82,6 @@ class Applied:
             memory_overhead_gb=record.memory_overhead_gb,
             fields_used=self.fields_used,
         )
-
-    def describe(self) -> dict[str, Any] | None:
-        """`used()` as a dict answer holds it (its field names are the wire's)."""
-        used = self.used()
-        if used is None:
-            return None
-        return {**asdict(used), "fields_used": list(used.fields_used)}
 
     def notes(self, tensor_parallel: int | None, kv_precision: str | None) -> list[str]:
         """Where the calibration in use was measured under other settings than the plan's."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 from app.sizing.engine import EngineProfile, measured_on
 from app.sizing.fleet_plan import (
@@ -28,65 +27,43 @@ from app.sizing.plan import ARRIVALS_LEAVES_OUT, ENGINE_ARRIVALS_LEAVES_OUT, ENG
 from app.sizing.vocabulary import FleetLayout
 
 from .. import finance
+from ..answers import (
+    AggregatedAnswer,
+    FleetPeriod,
+    FleetRange,
+    FleetRow,
+    OptionRow,
+    PeriodFinance,
+    Ranking,
+    UnsizedAnswer,
+)
 from ..calibration.basis import Applied, apply, basis, ranking_note
 from ..context import Context
-from ..deployment import autoscaling_body, served_name, vllm_command
-from ..replica import engine_fields, planned_speculation, uncertainty_fields, with_engine
+from ..deployment import autoscaling, served_name, vllm_command
+from ..replica import engine_figures, speculation_planned, uncertainty, with_engine
 from ..requests import FleetRequest
-from .answer import NO_OPTION, FleetAnswer, flat_day_warning, option_row, replica_body, simulated_body, size_body
+from .answer import (
+    NO_OPTION,
+    PlannedFleet,
+    flat_day_warning,
+    fleet_sizing,
+    option_row,
+    replica,
+    simulated_check,
+)
 
 
-def plan_body(
-    plan: FleetPlan, model_label: str, request: FleetRequest, applied: Applied, warnings: list[str], meets_slo: bool
-) -> dict[str, Any]:
-    """The answer for the chosen option (all but the ranking and the forecast periods)."""
-    demand = plan.demand
-    redundancy = request.traffic.redundancy
-    return {
-        "model": model_label,
-        "gpu": plan.gpu_label,
-        "mig_profile": plan.fit.target.mig_profile.name if plan.fit.target.mig_profile else None,
-        "topology": FleetLayout.AGGREGATED,
-        "status": "ok" if meets_slo else NO_OPTION,
-        "meets_slo": meets_slo,
-        "replica": replica_body(plan, simulated_body(plan, request)),
-        "requests_per_s": demand.requests_per_s,
-        "average_tokens_per_s": demand.average_tokens_per_s,
-        "peak_tokens_per_s": demand.peak_tokens_per_s,
-        "average_input_tokens_per_s": demand.average_input_tokens_per_s,
-        "peak_input_tokens_per_s": demand.peak_input_tokens_per_s,
-        "spare_replicas": redundancy.spare_replicas if redundancy.zones == 1 else 0,
-        "zones": redundancy.zones,
-        "headroom": redundancy.headroom,
-        **size_body(plan),
-        "replicas_per_card": plan.replicas_per_card,
-        "hours_per_month": request.traffic.hours_per_month,
-        "host_cpu_cores": plan.host_cpu_cores,
-        "autoscaling": autoscaling_body(
-            plan, request.traffic, served_name(plan, model_label, request.served_model_name)
-        ),
-        "vllm_command": vllm_command(plan, model_label, request.served_model_name, request.traffic.arrivals),
-        "speculative": planned_speculation(plan.fit.inputs.speculative, request.inputs.speculative),
-        **engine_fields(plan.fit),
-        "basis": basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
-        "leaves_out": _leaves_out(plan),
-        "warnings": warnings,
-        "calibration": applied.describe(),
-        **fleet_uncertainty(plan, request, applied),
-    }
-
-
-def fleet_uncertainty(plan: FleetPlan, request: FleetRequest, applied: Applied) -> dict[str, Any]:
-    """The fleet's range: the replica's capacity at the low and high end of the engine's (or the
-    calibration's) spread of measured over predicted throughput, each sized as the plan is. A
-    measured capacity or engine=ideal has none."""
+def fleet_uncertainty(plan: FleetPlan, request: FleetRequest, applied: Applied) -> tuple[FleetRange | None, str]:
+    """The fleet's range and its basis: the replica's capacity at the low and high end of the
+    engine's (or the calibration's) spread of measured over predicted throughput, each sized
+    as the plan is. A measured capacity or engine=ideal has none."""
     if request.traffic.per_replica_tokens_per_s is not None:
-        return {"uncertainty": None, "uncertainty_basis": "a measured per-replica throughput: no model error"}
+        return None, "a measured per-replica throughput: no model error"
     capacity = plan.capacity
-    ranges = uncertainty_fields(plan.fit, {"tokens_per_s": capacity.tokens_per_s}, applied.mape_percent)
-    spread = (ranges["uncertainty"] or {}).get("tokens_per_s")
+    ranges = uncertainty(plan.fit, {"tokens_per_s": capacity.tokens_per_s}, applied.mape_percent)
+    spread = (ranges.uncertainty or {}).get("tokens_per_s")
     if spread is None or capacity.tokens_per_s <= 0:
-        return {"uncertainty": None, "uncertainty_basis": ranges["uncertainty_basis"]}
+        return None, ranges.uncertainty_basis
     ends = []
     for tokens_per_s in reversed(spread):  # the faster replica needs the fewer GPUs
         scaled = replace(
@@ -98,14 +75,12 @@ def fleet_uncertainty(plan: FleetPlan, request: FleetRequest, applied: Applied) 
         )
         ends.append(size(plan.fit, plan.setup, scaled, plan.demand, request.traffic, plan.gpu_label))
     rates = [c.capacity.request_rate_per_s for c in ends]
-    return {
-        "uncertainty": {
-            "max_request_rate": None if None in rates else sorted(rates),
-            "gpus_total": [end.size.gpus_total for end in ends],
-            "monthly_cost_usd": None if ends[0].monthly_cost_usd is None else [end.monthly_cost_usd for end in ends],
-        },
-        "uncertainty_basis": ranges["uncertainty_basis"],
-    }
+    fleet_range = FleetRange(
+        max_request_rate=None if None in rates else tuple(sorted(rate for rate in rates if rate is not None)),
+        gpus_total=tuple(end.size.gpus_total for end in ends),
+        monthly_cost_usd=None if ends[0].monthly_cost_usd is None else tuple(end.monthly_cost_usd for end in ends),
+    )
+    return fleet_range, ranges.uncertainty_basis
 
 
 def _leaves_out(plan: FleetPlan) -> str:
@@ -174,20 +149,21 @@ def _best_effort(options: list[Option]) -> FleetPlan | None:
     return min(sized, key=lambda p: p.capacity.time_per_token_s or math.inf, default=None)
 
 
-def period_row(period: Period, plan: FleetPlan) -> dict[str, Any]:
-    return {
-        "period": period.period,
-        "requests_per_day": period.requests_per_day,
-        "peak_to_average": plan.demand.peak_to_average,
-        "average_tokens_per_s": plan.demand.average_tokens_per_s,
-        "peak_tokens_per_s": plan.demand.peak_tokens_per_s,
-        **size_body(plan),
-        "min_replicas": plan.size.min_replicas,
-        "max_replicas": plan.size.max_replicas,
-    }
+def period_row(period: Period, plan: FleetPlan, money: PeriodFinance) -> FleetPeriod:
+    return FleetPeriod(
+        period=period.period,
+        requests_per_day=period.requests_per_day,
+        peak_to_average=plan.demand.peak_to_average,
+        average_tokens_per_s=plan.demand.average_tokens_per_s,
+        peak_tokens_per_s=plan.demand.peak_tokens_per_s,
+        size=fleet_sizing(plan),
+        min_replicas=plan.size.min_replicas,
+        max_replicas=plan.size.max_replicas,
+        finance=money,
+    )
 
 
-def plan(request: FleetRequest, context: Context) -> FleetAnswer:
+def plan(request: FleetRequest, context: Context) -> PlannedFleet:
     """Replicas and GPUs for a traffic forecast with N+1, zones, MIG packing, cost and
     autoscaling; with no `gpu`, every catalog GPU and MIG profile ranked by monthly cost; with
     a `gpu` and no `tensor_parallel`, its cheapest valid TP, the others as `alternatives`."""
@@ -211,52 +187,102 @@ def plan(request: FleetRequest, context: Context) -> FleetAnswer:
     if options is not None:
         eligible = [o for o in options if o.eligible]
         chosen = eligible[0].plan if eligible else _best_effort(options)
-    body: dict[str, Any] = {
-        "model": model_label,
-        "topology": FleetLayout.AGGREGATED,
-        "status": NO_OPTION,
-        "meets_slo": False,
-    }
     if chosen is None:
-        measured = request.traffic.per_replica_tokens_per_s is not None
-        body.update(basis=basis(applied, measured=measured), calibration=applied.describe())
-    else:
-        replica = chosen.fit
-        warnings = [
-            *chosen.warnings,
-            *context.notes,
-            *applied.notes(replica.tensor_parallel, replica.kv_precision),
-            *(ranking_note(context, request.model) if request.gpu is None else []),
-            *flat_day_warning([chosen], request),
-        ]
-        meets_slo = chosen.meets_slo and (options is None or any(o.eligible for o in options))
-        body = plan_body(chosen, model_label, request, applied, warnings, meets_slo)
-    rows: list[dict[str, Any]] | None = None
-    if options is not None:
+        ranking, alternatives = _listed(options, request, context, applied)
+        unsized = UnsizedAnswer(
+            model=model_label,
+            topology=FleetLayout.AGGREGATED,
+            status=NO_OPTION,
+            meets_slo=False,
+            basis=basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
+            calibration=applied.used(),
+            ranking=ranking,
+            alternatives=alternatives,
+        )
+        return PlannedFleet(FleetLayout.AGGREGATED, unsized, _rows(ranking), None, model_label)
+    fitted = chosen.fit
+    warnings = [
+        *chosen.warnings,
+        *context.notes,
+        *applied.notes(fitted.tensor_parallel, fitted.kv_precision),
+        *(ranking_note(context, request.model) if request.gpu is None else []),
+        *flat_day_warning([chosen], request),
+    ]
+    meets_slo = chosen.meets_slo and (options is None or any(o.eligible for o in options))
+    simulated = simulated_check(chosen, request)
+    served = served_name(chosen, model_label, request.served_model_name)
+    scaling = autoscaling(chosen, request.traffic, served)
+    fleet_range, range_basis = fleet_uncertainty(chosen, request, applied)
+    if options is not None and request.gpu is None:
         covered = _measured_generations(context, request, applied.inputs.engine)
-        if chosen is not None and request.gpu is None:
+        ranked = options
 
-            def rerank() -> list[Option]:
-                return resumed(options, request.traffic, lambda o: bool(covered(o.gpu)))
+        def rerank() -> list[Option]:
+            return resumed(ranked, request.traffic, lambda o: bool(covered(o.gpu)))
 
-            body["warnings"].extend(_guessed_winner(options, covered, applied.inputs.engine, rerank))
-        ranks = iter(range(1, len(options) + 1))
-        listed = [option_row(next(ranks) if o.eligible else None, o, covered(o.gpu)) for o in options[: request.limit]]
-        if request.gpu is None:
-            rows = listed
-            body.update(options=rows, options_total=len(options))
-        else:
-            body.update(alternatives=listed)
-    periods = forecast(chosen, request.forecast, request.traffic) if request.forecast and chosen is not None else []
-    if periods:
-        rows = [period_row(p, plan) for p, plan in periods]
-        body.update(periods=rows)
-    money = None
-    if chosen is not None:
-        money = finance.answer(chosen, periods, request)
-        body.update(money.fields)
-        for row, extra in zip(body.get("periods") or [], money.period_fields, strict=True):
-            row.update(extra)
-        if money.rows is not None:
-            rows = money.rows  # a flat traffic's split, period by period
-    return FleetAnswer(FleetLayout.AGGREGATED, body, rows, chosen, model_label, finance=money)
+        warnings.extend(_guessed_winner(options, covered, applied.inputs.engine, rerank))
+    ranking, alternatives = _listed(options, request, context, applied)
+    periods = forecast(chosen, request.forecast, request.traffic) if request.forecast else []
+    money = finance.answer(chosen, periods, request)
+    period_rows = tuple(
+        period_row(period, sized, extra) for (period, sized), extra in zip(periods, money.periods, strict=True)
+    )
+    demand, redundancy = chosen.demand, request.traffic.redundancy
+    answer = AggregatedAnswer(
+        model=model_label,
+        gpu=chosen.gpu_label,
+        mig_profile=fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        topology=FleetLayout.AGGREGATED,
+        status="ok" if meets_slo else NO_OPTION,
+        meets_slo=meets_slo,
+        replica=replica(chosen, simulated),
+        requests_per_s=demand.requests_per_s,
+        average_tokens_per_s=demand.average_tokens_per_s,
+        peak_tokens_per_s=demand.peak_tokens_per_s,
+        average_input_tokens_per_s=demand.average_input_tokens_per_s,
+        peak_input_tokens_per_s=demand.peak_input_tokens_per_s,
+        spare_replicas=redundancy.spare_replicas if redundancy.zones == 1 else 0,
+        zones=redundancy.zones,
+        headroom=redundancy.headroom,
+        size=fleet_sizing(chosen),
+        replicas_per_card=chosen.replicas_per_card,
+        hours_per_month=request.traffic.hours_per_month,
+        host_cpu_cores=chosen.host_cpu_cores,
+        autoscaling=scaling,
+        vllm_command=vllm_command(chosen, model_label, request.served_model_name, request.traffic.arrivals),
+        speculative=speculation_planned(fitted.inputs.speculative, request.inputs.speculative),
+        engine_figures=engine_figures(fitted),
+        basis=basis(applied, measured=request.traffic.per_replica_tokens_per_s is not None),
+        leaves_out=_leaves_out(chosen),
+        warnings=tuple(warnings),
+        calibration=applied.used(),
+        uncertainty=fleet_range,
+        uncertainty_basis=range_basis,
+        ranking=ranking,
+        alternatives=alternatives,
+        periods=period_rows or None,
+        finance=money.fields,
+    )
+    # The CSV rows: a flat traffic's procurement split, else the forecast's periods, else the
+    # ranking (None: the answer is its own one row).
+    rows: tuple[FleetRow, ...] | None = money.rows or period_rows or _rows(ranking)
+    return PlannedFleet(FleetLayout.AGGREGATED, answer, rows, chosen, model_label)
+
+
+def _listed(
+    options: list[Option] | None, request: FleetRequest, context: Context, applied: Applied
+) -> tuple[Ranking | None, tuple[OptionRow, ...] | None]:
+    """The first `limit` options as rows, ranked where eligible: the catalog's ranking with no
+    gpu named, else the named GPU's alternatives (None for either when nothing was ranked)."""
+    if options is None:
+        return None, None
+    covered = _measured_generations(context, request, applied.inputs.engine)
+    ranks = iter(range(1, len(options) + 1))
+    listed = tuple(option_row(next(ranks) if o.eligible else None, o, covered(o.gpu)) for o in options[: request.limit])
+    if request.gpu is None:
+        return Ranking(listed, len(options)), None
+    return None, listed
+
+
+def _rows(ranking: Ranking | None) -> tuple[FleetRow, ...] | None:
+    return None if ranking is None else ranking.options

@@ -1,13 +1,13 @@
-"""What every fleet layout's answer is made of: the answer itself (the body, its CSV rows and
-the plan a KEDA policy is made from), and the pieces each layout writes: one replica, a fleet's
-size and token cost, a ranked option, a simulated check, the flat-day warning."""
+"""What every fleet layout's answer is made of: what a planner hands the view (the typed
+answer, its CSV rows and the plan a KEDA policy is made from), and the pieces each layout
+writes: one replica, a fleet's size and token cost, a ranked option, a simulated check, the
+flat-day warning."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from app.sizing.fleet import FleetSize
 from app.sizing.fleet_plan import (
@@ -19,42 +19,28 @@ from app.sizing.fleet_plan import (
     simulated_at_peak,
     size,
 )
-from app.sizing.plan import MS
 from app.sizing.simulate import SATURATION_REQUESTS, WorkLimitExceeded
 from app.sizing.vocabulary import CostedTokens, FleetLayout
 
 from .. import work
-from ..finance import FinanceAnswer
-from ..latency import simulated_fields, simulated_row, spread_ms
+from ..answers import (
+    BoundedOption,
+    FleetAnswer,
+    FleetReplica,
+    FleetRow,
+    FleetSizing,
+    OptionRow,
+    PoolSizing,
+    PredictedAtPeak,
+    PromptCost,
+    RankedOption,
+    SimulatedRow,
+    SizedOption,
+)
+from ..latency import simulated_row, spread_ms
 from ..requests import FleetRequest, Workload
 
 NO_OPTION = "no option meets the SLO"
-
-
-def _ms(seconds: float | None) -> float | None:
-    return None if seconds is None else seconds * MS
-
-
-def _load_fields(plan: FleetPlan) -> dict[str, Any]:
-    """Under random arrivals: the capacity rate, the planned utilization and the predicted
-    percentiles at the planned peak; null for a steady-state or measured capacity."""
-    load = planned_load(plan)
-    if load is None:
-        return dict.fromkeys(("max_request_rate", "utilization_peak", "utilization_average", "optimistic", "predicted"))
-    estimate = load.predicted
-    return {
-        "max_request_rate": plan.capacity.request_rate_per_s,
-        "utilization_peak": load.utilization_peak,
-        "utilization_average": load.utilization_average,
-        "optimistic": load.optimistic,
-        "predicted": {
-            "request_rate": load.peak_rate_per_s,
-            "queue_wait_ms": spread_ms(estimate.queue_wait_s),
-            "ttft_ms": spread_ms(estimate.ttft_s),
-            "tpot_ms": spread_ms(estimate.tpot_s),
-            "e2e_ms": spread_ms(estimate.e2e_s),
-        },
-    }
 
 
 def _prompt_tokens_per_s(plan: FleetPlan) -> float | None:
@@ -72,76 +58,82 @@ def is_prefill(plan: FleetPlan) -> bool:
     return plan.token_cost is not None and plan.token_cost.tokens == CostedTokens.PROMPT
 
 
-def replica_body(plan: FleetPlan, simulated: dict[str, Any] | None = None) -> dict[str, Any]:
+def replica(plan: FleetPlan, simulated: SimulatedRow | None = None) -> FleetReplica:
     """One replica of the plan. A prefill replica's throughput is its prompt tokens/s (the one
-    token it hands back per request is no throughput: `tokens_per_s` is null there, and
-    requests/s is `max_request_rate`)."""
+    token it hands back per request is no throughput: `tokens_per_s` is None there, and
+    requests/s is `max_request_rate`). Under random arrivals, the capacity rate, the planned
+    utilization and the percentiles predicted at the planned peak; None for a steady-state or
+    measured capacity."""
     fitted, capacity = plan.fit, plan.capacity
-    return {
-        "gpu": plan.gpu_label,
-        "mig_profile": fitted.target.mig_profile.name if fitted.target.mig_profile else None,
-        "gpus": fitted.tensor_parallel,
-        "tensor_parallel": fitted.tensor_parallel,
-        "weight_precision": fitted.weight_precision,
-        "kv_precision": fitted.kv_precision,
-        "concurrency": capacity.concurrency,
-        "max_concurrency": fitted.result.max_concurrency,
-        "tokens_per_s": None if is_prefill(plan) else capacity.tokens_per_s,
-        "prompt_tokens_per_s": _prompt_tokens_per_s(plan),
-        "ttft_ms": _ms(capacity.ttft_s),
-        "time_per_token_ms": _ms(capacity.time_per_token_s),
-        "bound_by": capacity.bound_by,
-        "meets_slo": capacity.meets_slo,
-        "max_num_seqs": capacity.max_num_seqs or capacity.concurrency,
-        **_load_fields(plan),
-        "simulated": simulated,
-    }
-
-
-def size_body(plan: FleetPlan) -> dict[str, Any]:
-    return {
-        **_sized(plan.size, plan.price_per_gpu_hour_usd, plan.monthly_cost_usd),
-        **token_cost_fields(plan.token_cost),
-    }
-
-
-def _sized(s: FleetSize, price_per_gpu_hour_usd: float | None, monthly_cost_usd: float | None) -> dict[str, Any]:
-    return {
-        "replicas_average": s.replicas_average,
-        "replicas_peak": s.replicas_peak,
-        "replicas_total": s.replicas_total,
-        "replicas_per_zone": s.replicas_per_zone,
-        "gpus_average": s.gpus_average,
-        "gpus_peak": s.gpus_peak,
-        "gpus_total": s.gpus_total,
-        "price_per_gpu_hour_usd": price_per_gpu_hour_usd,
-        "monthly_cost_usd": monthly_cost_usd,
-    }
-
-
-def token_cost_fields(cost: TokenCost | None) -> dict[str, Any]:
-    """The fleet's and one loaded replica's cost per 10^6 output tokens; a prefill pool's
-    replicas hand back one token a request, so theirs are null and the same figures come per
-    10^6 prompt tokens instead."""
-    body: dict[str, Any] = {
-        "cost_per_million_output_tokens_usd": None,
-        "replica_cost_per_million_output_tokens_usd": None,
-    }
-    if cost is not None and cost.tokens == CostedTokens.PROMPT:
-        return {
-            **body,
-            "cost_per_million_prompt_tokens_usd": cost.fleet_usd,
-            "replica_cost_per_million_prompt_tokens_usd": cost.replica_usd,
-        }
-    if cost is not None:
-        body.update(
-            cost_per_million_output_tokens_usd=cost.fleet_usd,
-            replica_cost_per_million_output_tokens_usd=cost.replica_usd,
+    load = planned_load(plan)
+    predicted = None
+    if load is not None:
+        estimate = load.predicted
+        predicted = PredictedAtPeak(
+            request_rate=load.peak_rate_per_s,
+            queue_wait_ms=spread_ms(estimate.queue_wait_s),
+            ttft_ms=spread_ms(estimate.ttft_s),
+            tpot_ms=spread_ms(estimate.tpot_s),
+            e2e_ms=spread_ms(estimate.e2e_s),
         )
-    return body
+    return FleetReplica(
+        gpu=plan.gpu_label,
+        mig_profile=fitted.target.mig_profile.name if fitted.target.mig_profile else None,
+        gpus=fitted.tensor_parallel,
+        tensor_parallel=fitted.tensor_parallel,
+        weight_precision=fitted.weight_precision,
+        kv_precision=fitted.kv_precision,
+        concurrency=capacity.concurrency,
+        max_concurrency=fitted.result.max_concurrency,
+        tokens_per_s=None if is_prefill(plan) else capacity.tokens_per_s,
+        prompt_tokens_per_s=_prompt_tokens_per_s(plan),
+        ttft_s=capacity.ttft_s,
+        time_per_token_s=capacity.time_per_token_s,
+        bound_by=capacity.bound_by,
+        meets_slo=capacity.meets_slo,
+        max_num_seqs=capacity.max_num_seqs or capacity.concurrency,
+        max_request_rate=None if load is None else plan.capacity.request_rate_per_s,
+        utilization_peak=None if load is None else load.utilization_peak,
+        utilization_average=None if load is None else load.utilization_average,
+        optimistic=None if load is None else load.optimistic,
+        predicted=predicted,
+        simulated=simulated,
+    )
 
 
-def simulated_body(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs | None = None) -> dict[str, Any] | None:
+def fleet_sizing(plan: FleetPlan) -> FleetSizing:
+    """The plan's fleet and its costs per 10^6 output tokens (a prefill pool's are None: see
+    `pool_sizing`)."""
+    s, cost = plan.size, plan.token_cost
+    per_output = cost is not None and cost.tokens != CostedTokens.PROMPT
+    return FleetSizing(
+        replicas_average=s.replicas_average,
+        replicas_peak=s.replicas_peak,
+        replicas_total=s.replicas_total,
+        replicas_per_zone=s.replicas_per_zone,
+        gpus_average=s.gpus_average,
+        gpus_peak=s.gpus_peak,
+        gpus_total=s.gpus_total,
+        price_per_gpu_hour_usd=plan.price_per_gpu_hour_usd,
+        monthly_cost_usd=plan.monthly_cost_usd,
+        cost_per_million_output_tokens_usd=cost.fleet_usd if per_output and cost is not None else None,
+        replica_cost_per_million_output_tokens_usd=cost.replica_usd if per_output and cost is not None else None,
+    )
+
+
+def pool_sizing(plan: FleetPlan) -> PoolSizing:
+    """A pool's fleet: a prefill pool's replicas hand back one token a request, so its costs
+    come per 10^6 prompt tokens instead of output tokens."""
+    return PoolSizing(fleet_sizing(plan), _prompt_cost(plan.token_cost))
+
+
+def _prompt_cost(cost: TokenCost | None) -> PromptCost | None:
+    if cost is None or cost.tokens != CostedTokens.PROMPT:
+        return None
+    return PromptCost(cost.fleet_usd, cost.replica_usd)
+
+
+def simulated_check(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs | None = None) -> SimulatedRow | None:
     """mode=simulate: the chosen replica at the planned peak, as /v1/latency's simulated row,
     its SLOs checked as `traffic` states them (a pool's own; else the request's)."""
     simulation = request.simulation
@@ -158,53 +150,46 @@ def simulated_body(plan: FleetPlan, request: FleetRequest, traffic: FleetInputs 
         return None
     traffic = request.traffic if traffic is None else traffic
     assert traffic.arrivals is not None  # a queueing model implies arrivals
-    return simulated_fields(simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms)))
+    return simulated_row(result, Workload(traffic.arrivals, traffic.ttft_slo_ms, traffic.tpot_slo_ms))
 
 
-def option_row(rank_index: int | None, option: Option, measured: bool | None = None) -> dict[str, Any]:
+def option_row(rank_index: int | None, option: Option, measured: bool | None = None) -> OptionRow:
     """A ranked row. Sized at the SLO percentile, it gives its fleet and whether it meets the
     SLOs; left at a bound (never sized: the ranking had no need to), only what its GPUs and cost
-    are at least, and `meets_slo` null, since nobody checked."""
+    are at least, and `meets_slo` None, since nobody checked."""
     plan = option.plan
     sized = plan is not None and option.bound is None
-    row: dict[str, Any] = {
-        "rank": rank_index,
-        "gpu": option.gpu,
-        "mig_profile": option.mig_profile,
-        "tensor_parallel": option.tensor_parallel,
-        "weight_precision": option.weight_precision,
-        "speculative": option.speculative,
-        "eligible": option.eligible,
-        "sized": sized,
-        "meets_slo": _option_meets_slo(option, sized),
-        "measured_generation": measured,
-        "why": option.why,
-    }
+    row = RankedOption(
+        rank=rank_index,
+        gpu=option.gpu,
+        mig_profile=option.mig_profile,
+        tensor_parallel=option.tensor_parallel,
+        weight_precision=option.weight_precision,
+        speculative=option.speculative,
+        eligible=option.eligible,
+        sized=sized,
+        meets_slo=_option_meets_slo(option, sized),
+        measured_generation=measured,
+        why=option.why,
+    )
     if plan is not None and sized:
-        row.update(
-            {
-                "concurrency": plan.capacity.concurrency,
-                "tokens_per_s": plan.capacity.tokens_per_s,
-                "time_per_token_ms": _ms(plan.capacity.time_per_token_s),
-                "ttft_ms": _ms(plan.capacity.ttft_s),
-                "bound_by": plan.capacity.bound_by,
-                "capacity_exact": plan.capacity.exact,
-                "capacity_bound": None,
-                **size_body(plan),
-            }
+        return SizedOption(
+            option=row,
+            concurrency=plan.capacity.concurrency,
+            tokens_per_s=plan.capacity.tokens_per_s,
+            time_per_token_s=plan.capacity.time_per_token_s,
+            ttft_s=plan.capacity.ttft_s,
+            bound_by=plan.capacity.bound_by,
+            capacity_exact=plan.capacity.exact,
+            capacity_bound=None,
+            size=pool_sizing(plan),
         )
-    elif plan is not None:
+    if plan is not None:
         # Sized on a bound only (its saturation rate or mean latencies): a lower bound on its fleet.
-        row.update(
-            {"capacity_exact": False, "capacity_bound": option.bound, **_at_least(plan.size, plan.monthly_cost_usd)}
-        )
-        row["price_per_gpu_hour_usd"] = plan.price_per_gpu_hour_usd
-    elif (floor := option.floor) is not None:
+        return _at_least(row, option, plan.size, plan.monthly_cost_usd, plan.price_per_gpu_hour_usd)
+    if (floor := option.floor) is not None:
         # Never evaluated: only its minimum fleet is known, a lower bound on its GPUs and cost.
-        row.update(
-            {"capacity_exact": False, "capacity_bound": option.bound, **_at_least(floor.size, floor.monthly_cost_usd)}
-        )
-        row["price_per_gpu_hour_usd"] = floor.price_per_gpu_hour_usd
+        return _at_least(row, option, floor.size, floor.monthly_cost_usd, floor.price_per_gpu_hour_usd)
     return row
 
 
@@ -216,12 +201,22 @@ def _option_meets_slo(option: Option, sized: bool) -> bool | None:
     return False if option.ruled_out is not None else None
 
 
-def _at_least(s: FleetSize, monthly_cost_usd: float | None) -> dict[str, Any]:
-    return {
-        "replicas_total_at_least": s.replicas_total,
-        "gpus_total_at_least": s.gpus_total,
-        "monthly_cost_usd_at_least": monthly_cost_usd,
-    }
+def _at_least(
+    row: RankedOption,
+    option: Option,
+    s: FleetSize,
+    monthly_cost_usd: float | None,
+    price_per_gpu_hour_usd: float | None,
+) -> BoundedOption:
+    return BoundedOption(
+        option=row,
+        capacity_exact=False,
+        capacity_bound=option.bound,
+        replicas_total_at_least=s.replicas_total,
+        gpus_total_at_least=s.gpus_total,
+        monthly_cost_usd_at_least=monthly_cost_usd,
+        price_per_gpu_hour_usd=price_per_gpu_hour_usd,
+    )
 
 
 # The peak ratios a flat-day plan is weighed against: an interactive service's busiest hour
@@ -254,17 +249,17 @@ def flat_day_warning(plans: Sequence[FleetPlan], request: FleetRequest) -> list[
 
 
 @dataclass(frozen=True)
-class FleetAnswer:
-    """The answer, its CSV rows (the ranking or the forecast periods) and the chosen plan
-    (None when nothing could be sized), which a KEDA policy is generated from."""
+class PlannedFleet:
+    """What a layout's planner hands the view: the answer, its CSV rows (the ranking, the
+    forecast periods, the pools or a flat traffic's procurement split; None: the answer is
+    the one row), and the chosen plan (None when nothing could be sized, or for a plan of
+    several pools), which a KEDA policy is generated from."""
 
     layout: FleetLayout
-    body: dict[str, Any]
-    rows: list[dict[str, Any]] | None
+    answer: FleetAnswer
+    rows: tuple[FleetRow, ...] | None
     chosen: FleetPlan | None
     model_label: str
-    # Its money and energy beyond the on-demand bill (app/planning/finance.py).
-    finance: FinanceAnswer | None = None
 
     @property
     def pools_from(self) -> str | None:
