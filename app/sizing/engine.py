@@ -308,6 +308,26 @@ def coverage_notes(engine: EngineProfile, *, moe: bool, architecture: str | None
     return notes
 
 
+# Weight formats NVIDIA's ModelOpt checkpoints come in with FP8 KV-cache scales beside them
+# (their hf_quant_config's kv_cache_quant_algo), and the 16-bit cache formats a plan may hold.
+KV_SCALED_WEIGHTS = ("fp8", "nvfp4")
+SIXTEEN_BIT_KV = ("bf16", "fp16")
+
+
+def kv_format_note(engine: EngineProfile, weight_precision: str, kv_precision: str) -> str | None:
+    """TensorRT-LLM's KV cache takes the checkpoint's format unless told otherwise, and it runs
+    FP8 and NVFP4 weights from pre-quantized (ModelOpt) checkpoints, which carry FP8 KV scales:
+    a plan of such weights with a 16-bit cache holds half the tokens the engine would. Said,
+    not changed: a checkpoint without those scales does run a 16-bit cache."""
+    if engine.name != TRTLLM or weight_precision not in KV_SCALED_WEIGHTS or kv_precision not in SIXTEEN_BIT_KV:
+        return None
+    return (
+        f"{engine.name} runs the KV cache in the checkpoint's format: an {weight_precision.upper()} checkpoint "
+        "with FP8 KV scales (NVIDIA's ModelOpt ones) runs an FP8 cache, twice the tokens of this plan's "
+        f"{kv_precision} one: pass kv_precision=fp8 for it"
+    )
+
+
 def measured_on(engine: EngineProfile, architecture: str | None) -> bool:
     """Whether the engine's own training rows hold this GPU generation (`rows` counts them as
     "gpu:<architecture>"); without those counts, whether it has an efficiency row for it."""

@@ -377,6 +377,8 @@ def plan_fit(model: ModelSpec, gpu: GpuSpec, inputs: PlanInputs) -> FitPlan:
                 inputs.engine, moe=model.is_moe, architecture=target.gpu.architecture, gpu_name=target.gpu.name
             )
         )
+        if (kv_note := engine_mod.kv_format_note(inputs.engine, choice.weight_precision, kv_precision)) is not None:
+            warnings.append(kv_note)
     if inputs.compute_precision is not None and inputs.compute_precision.strip().lower() == NATIVE_COMPUTE:
         peak_note = compute_peak(target.gpu, inputs.compute_precision, choice.weight_precision).warning
         if peak_note is not None:

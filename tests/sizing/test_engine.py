@@ -223,3 +223,18 @@ def test_a_calibration_s_ranges_are_its_mean_absolute_error_either_side() -> Non
     assert set(ranges) == set(eng.UNCERTAIN_FIELDS)
     # An error over 100% cannot take a figure below zero.
     assert eng.residual_ranges({"ttft_ms": 50.0}, 150.0)["ttft_ms"] == pytest.approx([0.0, 125.0])
+
+
+def test_trtllm_fp8_and_nvfp4_weights_with_a_16_bit_cache_say_the_checkpoint_may_carry_fp8_kv():
+    trt = replace(VLLM, name="trtllm", kv_rule=eng.FRACTION_OF_FREE)
+    for weights in ("fp8", "nvfp4"):
+        note = eng.kv_format_note(trt, weights, "bf16")
+        assert note is not None and f"an {weights.upper()} checkpoint" in note and "kv_precision=fp8" in note
+    # Said only where it would change the answer: an FP8 cache asked, 16-bit weights, other engines.
+    assert eng.kv_format_note(trt, "fp8", "fp8") is None
+    assert eng.kv_format_note(trt, "bf16", "bf16") is None
+    assert eng.kv_format_note(VLLM, "fp8", "bf16") is None
+    inputs = PlanInputs(prompt_tokens=1000, output_tokens=100, engine=trt, weight_precision="fp8")
+    assert any("kv_precision=fp8" in w for w in plan_fit(LLAMA_31_8B, H100_SXM, inputs).warnings)
+    fp8_cache = replace(inputs, kv_precision="fp8")
+    assert not any("kv_precision=fp8" in w for w in plan_fit(LLAMA_31_8B, H100_SXM, fp8_cache).warnings)
