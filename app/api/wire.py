@@ -145,7 +145,10 @@ def keys(answer_type: type, schema: type[Schema]) -> list[str]:
     return [key for key, _, _, _ in _compile(answer_type, schema)[1]]
 
 
-def dump(answer: Any) -> Any:
-    """A typed answer's wire form (a dict answer, not yet typed, passes as it is)."""
+def dump(answer: Any) -> dict[str, Any]:
+    """A typed answer's wire form. Every planning answer is a type with its writer: anything
+    else (a dict built by hand) is refused, so no answer reaches a user undocumented."""
     schema = WRITERS.get(type(answer))
-    return answer if schema is None else compiled(type(answer), schema)(answer)
+    if schema is None:
+        raise TypeError(f"{type(answer).__name__} has no writer in app.openapi.answers.WRITERS")
+    return compiled(type(answer), schema)(answer)

@@ -438,3 +438,9 @@ def test_a_trace_profile_holds_the_profilers_own_values_and_writes_them_as_objec
     assert wire["prompt_tokens"]["mean"] == 200.0 and wire["periods"][0]["requests"] == answer.periods[0].requests
     assert wire["length_samples"] == [list(pair) for pair in answer.length_samples]
     assert wire["fleet_request"] == answer.fleet_request
+
+
+def test_an_answer_without_a_writer_is_refused_not_passed_through():
+    # A dict built by hand would reach a user with no schema documenting it.
+    with pytest.raises(TypeError, match="no writer"):
+        dump({"tokens_per_s": 1.0})
