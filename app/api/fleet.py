@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from flask import Blueprint, Response, current_app, request
 
 from app.planning import deployment
@@ -14,7 +13,7 @@ from app.planning.answers import FleetRow
 from app.planning.fleet.answer import NO_OPTION, PlannedFleet
 from app.planning.requests import FleetRequest
 
-from . import workbook
+from . import keda, workbook
 from .errors import ApiError
 from .lookup import context
 from .render import respond
@@ -50,8 +49,8 @@ def fleet() -> Response:
             raise ApiError(422, message, {planned.pools_from: [message]})
         if planned.chosen is None:
             raise ApiError(422, NO_OPTION + ": nothing to scale", {"gpu": [NO_OPTION]})
-        policy = deployment.keda_scaled_object(planned.chosen, planned.model_label, fleet_request)
-        return current_app.response_class(yaml.safe_dump(policy, sort_keys=False), mimetype=YAML)
+        scaled = deployment.keda_scaled_object(planned.chosen, planned.model_label, fleet_request)
+        return current_app.response_class(keda.dump(scaled), mimetype=YAML)
     return respond(body, rows=None if planned.rows is None else [csv_row(row) for row in planned.rows])
 
 

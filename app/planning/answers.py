@@ -766,6 +766,40 @@ class FleetAutoscaling:
 
 
 @dataclass(frozen=True)
+class ScalingTrigger:
+    """One Prometheus trigger of a KEDA ScaledObject: the signal it scales on, the query over
+    the served model's pods, the threshold per replica as KEDA reads it (a string), and
+    whether an empty result counts as zero load."""
+
+    name: str
+    server_address: str
+    query: str
+    threshold: str
+    ignore_null_values: bool
+
+
+@dataclass(frozen=True)
+class ScaledObject:
+    """A KEDA ScaledObject of one plan: the Deployment it scales, KEDA's polling, the replica
+    bounds, the fallback while the metrics are missing, HPA's scale-down stabilization and
+    pace, and the triggers. `cooldown_period_s` is set only when the fleet may scale to zero
+    (KEDA's cooldown acts on the way to zero alone)."""
+
+    name: str
+    deployment: str
+    polling_interval_s: int
+    min_replicas: int
+    max_replicas: int
+    cooldown_period_s: int | None
+    fallback_failures: int
+    fallback_replicas: int
+    scale_down_window_s: int
+    scale_down_pods: int
+    scale_down_period_s: int
+    triggers: tuple[ScalingTrigger, ...]
+
+
+@dataclass(frozen=True)
 class PricesUsed:
     """The prices and power an answer is computed with, per whole card (the request's where it
     gives them, else the catalog card's)."""

@@ -21,7 +21,7 @@ from app.sizing.speculation import DRAFT_MODEL, EAGLE, EAGLE3, MTP, NGRAM, Specu
 from app.sizing.triggers import KV_USAGE, MODEL_LABEL, WAITING, Trigger, engine_metrics, triggers
 from app.sizing.vocabulary import LengthDistribution
 
-from .answers import FleetAutoscaling, TriggerAnswer
+from .answers import FleetAutoscaling, ScaledObject, ScalingTrigger, TriggerAnswer
 from .requests import FleetRequest
 
 # How often KEDA asks Prometheus, and the failed reads before it falls back, s and reads.
@@ -37,6 +37,11 @@ MIN_SCALE_DOWN_WINDOW_S = 300
 
 # HPA refuses a stabilization window over an hour.
 MAX_STABILIZATION_S = 3600
+
+
+# Scale-in removes at most one pod a minute: a warm replica is slow to bring back.
+SCALE_DOWN_PODS = 1
+SCALE_DOWN_PERIOD_S = 60
 
 
 def served_name(plan: FleetPlan, model_label: str, given: str | None = None) -> str:
@@ -182,7 +187,7 @@ def scale_down_window_s(plan: FleetPlan) -> int:
     return min(MAX_STABILIZATION_S, max(MIN_SCALE_DOWN_WINDOW_S, math.ceil(plan.cold_start_s * 2)))
 
 
-def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest) -> dict[str, Any]:
+def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest) -> ScaledObject:
     """A KEDA ScaledObject for the request's engine whose bounds and thresholds come from the
     plan. The scale-in delay is HPA's scale-down stabilization window (KEDA's cooldownPeriod
     only acts on the way to zero: it is set when scale_to_zero asks for minReplicaCount 0).
@@ -193,47 +198,27 @@ def keda_scaled_object(plan: FleetPlan, model_label: str, request: FleetRequest)
     served = served_name(plan, model_label, request.served_model_name)
     window = scale_down_window_s(plan)
     to_zero = request.scale_to_zero
-    spec: dict[str, Any] = {
-        "scaleTargetRef": {"name": deployment},
-        "pollingInterval": POLLING_INTERVAL_S,
-        "minReplicaCount": 0 if to_zero else plan.size.min_replicas,
-        "maxReplicaCount": plan.size.max_replicas,
-    }
-    if to_zero:
-        spec["cooldownPeriod"] = window
-    spec["fallback"] = {"failureThreshold": FALLBACK_FAILURES, "replicas": plan.size.max_replicas}
-    spec["advanced"] = {
-        "horizontalPodAutoscalerConfig": {
-            "behavior": {
-                "scaleDown": {
-                    "stabilizationWindowSeconds": window,
-                    "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
-                },
-                "scaleUp": {"stabilizationWindowSeconds": 0},
-            }
-        }
-    }
-    spec["triggers"] = [
-        {
-            "type": "prometheus",
-            "name": trigger.signal.replace("_", "-"),
-            "metricType": "AverageValue",
-            "metadata": {
-                "serverAddress": request.prometheus_url,
-                "query": promql(trigger, served),
-                "threshold": threshold_text(trigger),
+    return ScaledObject(
+        name=_dns_name(f"{deployment}-scaler"),
+        deployment=deployment,
+        polling_interval_s=POLLING_INTERVAL_S,
+        min_replicas=0 if to_zero else plan.size.min_replicas,
+        max_replicas=plan.size.max_replicas,
+        cooldown_period_s=window if to_zero else None,
+        fallback_failures=FALLBACK_FAILURES,
+        fallback_replicas=plan.size.max_replicas,
+        scale_down_window_s=window,
+        scale_down_pods=SCALE_DOWN_PODS,
+        scale_down_period_s=SCALE_DOWN_PERIOD_S,
+        triggers=tuple(
+            ScalingTrigger(
+                name=trigger.signal.replace("_", "-"),
+                server_address=request.prometheus_url,
+                query=promql(trigger, served),
+                threshold=threshold_text(trigger),
                 # At zero replicas no pod exports anything: an empty result is then zero load.
-                "ignoreNullValues": "true" if to_zero else "false",
-            },
-        }
-        for trigger in plan_triggers(plan, request.traffic)
-    ]
-    return {
-        "apiVersion": "keda.sh/v1alpha1",
-        "kind": "ScaledObject",
-        "metadata": {
-            "name": _dns_name(f"{deployment}-scaler"),
-            "labels": {"app.kubernetes.io/managed-by": "fleet-sizer"},
-        },
-        "spec": spec,
-    }
+                ignore_null_values=to_zero,
+            )
+            for trigger in plan_triggers(plan, request.traffic)
+        ),
+    )

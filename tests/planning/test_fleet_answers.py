@@ -14,7 +14,7 @@ from flask import Flask
 from app.api import lookup
 from app.api.schemas import PLANNING_BY_PATH
 from app.api.wire import dump
-from app.planning import fleet
+from app.planning import deployment, fleet
 from app.planning.answers import (
     AggregatedAnswer,
     BoundedOption,
@@ -223,3 +223,23 @@ def test_a_mix_holds_its_pools_whose_gpus_sum_to_the_mix(context: Context) -> No
     assert mix.periods is None and planned.rows == mix.pools
     wire = dump(answer)
     assert "periods" not in wire["mix"] and wire["mix"]["solve_ms"] == mix.solve_s * 1e3
+
+
+def test_the_keda_scaled_object_is_typed_from_the_plan(context: Context) -> None:
+    """format=keda's ScaledObject as the planner returns it: its bounds are the plan's, the
+    cooldown is set only on the way to zero, and an empty query reads as zero load only then."""
+    payload = {**MEASURED, "requests_per_day": 3 * REQUESTS_PER_REPLICA_S * SECONDS_PER_DAY}
+    for to_zero in (False, True):
+        request = PLANNING_BY_PATH["/v1/fleet"].schema.load({**payload, "scale_to_zero": to_zero})
+        planned = fleet.plan(request, context)
+        assert planned.chosen is not None
+        scaled = deployment.keda_scaled_object(planned.chosen, planned.model_label, request)
+        size = planned.chosen.size
+        assert scaled.min_replicas == (0 if to_zero else size.min_replicas)
+        assert scaled.max_replicas == scaled.fallback_replicas == size.max_replicas
+        assert (scaled.cooldown_period_s is not None) is to_zero
+        assert scaled.cooldown_period_s in (None, scaled.scale_down_window_s)
+        # HPA's default window (300 s) is the floor of the scale-in delay.
+        assert 300 <= scaled.scale_down_window_s <= 3600
+        assert scaled.triggers and all(t.ignore_null_values is to_zero for t in scaled.triggers)
+        assert all(t.query.startswith("sum(") for t in scaled.triggers)
